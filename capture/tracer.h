@@ -1,0 +1,133 @@
+/* tracer.h — per-thread, pre-allocated event buffers for host and device activity.
+ *
+ * Hot path: fl_span_begin()/fl_span_end() read one clock tick each and write a
+ * 32-byte record into the calling thread's buffer. No lock, no allocation, no
+ * I/O. A full buffer never grows inside the recorded window: the event is counted
+ * as dropped (and the count is written to the trace metadata and the truth).
+ *
+ * Names are interned before the window (fl_tracer_intern, locked, may allocate);
+ * an event stores the 32-bit id. Categories are Kineto's.
+ *
+ * Lifecycle: fl_tracer_init() → fl_tracer_thread_attach() on every thread that
+ * records → fl_tracer_set_recording(1) … (0) → fl_tracer_reserve() between
+ * windows → the writer walks fl_tracer_threads() → fl_tracer_release().
+ */
+#ifndef FL_TRACER_H
+#define FL_TRACER_H
+
+#include <stdint.h>
+
+#include "capture/clock.h"
+#include "common/status.h"
+
+enum fl_event_kind {
+	FL_EV_CPU_OP = 0,
+	FL_EV_USER_ANNOTATION,
+	FL_EV_CUDA_RUNTIME,
+	FL_EV_KERNEL,
+	FL_EV_GPU_MEMCPY,
+	FL_EV_GPU_MEMSET,
+	FL_EV_GPU_USER_ANNOTATION,
+	FL_EV_CUDA_SYNC,
+	FL_EV_KIND_COUNT
+};
+
+/* Kineto's category string for a kind ("cpu_op", "user_annotation", ...). */
+const char *fl_event_kind_cat(enum fl_event_kind k);
+
+struct fl_event {
+	uint64_t t0, t1;   /* clock ticks (capture/clock.h) */
+	uint32_t name;     /* interned name id */
+	uint16_t kind;     /* enum fl_event_kind */
+	uint16_t depth;    /* nesting depth on its thread when it began */
+	uint32_t corr;     /* correlation id linking a launch to device work; 0 = none */
+	int32_t stream;    /* device stream for device rows; -1 on host rows */
+};
+
+#define FL_SLOT_NONE UINT32_MAX
+
+struct fl_tbuf {
+	struct fl_event *ev;
+	uint32_t cap, n;
+	uint32_t depth;
+	uint64_t dropped;
+	int pid, tid;        /* row of host events */
+	int device;          /* device ordinal for device rows, -1 for a host thread */
+	char label[48];      /* thread name shown in the trace */
+	struct fl_tbuf *next;
+};
+
+extern _Thread_local struct fl_tbuf *fl_tls_tbuf;
+extern volatile int fl_tracer_recording;
+
+enum fl_status fl_tracer_init(uint32_t initial_cap);
+/* Give the calling thread a buffer (label: "main", "device 0 worker", ...). */
+enum fl_status fl_tracer_thread_attach(const char *label, int device);
+uint32_t fl_tracer_intern(const char *name);
+const char *fl_tracer_name(uint32_t id);
+void fl_tracer_set_recording(int on);
+/* Clear all buffers and make sure each holds at least cap events, touching the
+ * pages now so the window takes no page faults. Call outside the window. */
+enum fl_status fl_tracer_reserve(uint32_t cap);
+/* Largest event count of any thread buffer since the last reserve/clear. */
+uint32_t fl_tracer_max_count(void);
+uint64_t fl_tracer_dropped(void);
+struct fl_tbuf *fl_tracer_threads(void);
+void fl_tracer_release(void);
+
+static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
+{
+	struct fl_tbuf *b = fl_tls_tbuf;
+	if (!fl_tracer_recording || !b)
+		return FL_SLOT_NONE;
+	uint32_t i = b->n;
+	if (__builtin_expect(i >= b->cap, 0)) {
+		b->dropped++;
+		return FL_SLOT_NONE;
+	}
+	b->n = i + 1;
+	struct fl_event *e = &b->ev[i];
+	e->name = name;
+	e->kind = (uint16_t)kind;
+	e->depth = (uint16_t)b->depth++;
+	e->corr = 0;
+	e->stream = -1;
+	e->t1 = 0;
+	e->t0 = fl_clock_ticks();
+	return i;
+}
+
+static inline void fl_span_end(uint32_t slot)
+{
+	uint64_t t = fl_clock_ticks();
+	if (slot == FL_SLOT_NONE)
+		return;
+	struct fl_tbuf *b = fl_tls_tbuf;
+	b->ev[slot].t1 = t;
+	b->depth--;
+}
+
+/* Record an already-measured interval (device work, a CUPTI record). */
+static inline void fl_trace_complete(uint32_t name, enum fl_event_kind kind, uint64_t t0,
+				     uint64_t t1, uint32_t corr, int32_t stream)
+{
+	struct fl_tbuf *b = fl_tls_tbuf;
+	if (!fl_tracer_recording || !b)
+		return;
+	uint32_t i = b->n;
+	if (__builtin_expect(i >= b->cap, 0)) {
+		b->dropped++;
+		return;
+	}
+	b->n = i + 1;
+	struct fl_event *e = &b->ev[i];
+	e->t0 = t0;
+	e->t1 = t1;
+	e->name = name;
+	e->kind = (uint16_t)kind;
+	e->depth = (uint16_t)b->depth;
+	e->corr = corr;
+	e->stream = stream;
+}
+
+#endif

@@ -1,0 +1,218 @@
+#include "common/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define OUT_BUFSZ (1u << 16)
+
+struct fl_outfile {
+	char *path;
+	char *tmp;
+	int fd;
+	gzFile gz;       /* non-NULL when compressing */
+	int err;         /* first errno seen, sticky */
+	size_t used;
+	char buf[OUT_BUFSZ];
+};
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
+{
+	struct fl_outfile *f = calloc(1, sizeof(*f));
+	if (!f)
+		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
+	f->fd = -1;
+	f->path = strdup(path);
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+	size_t n = strlen(path) + 32;
+	f->tmp = malloc(n);
+	if (!f->path || !f->tmp) {
+		fl_outfile_abort(f);
+		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
+	}
+	snprintf(f->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
+	f->fd = mkstemp(f->tmp);
+	if (f->fd < 0) {
+		int e = errno;
+		free(f->tmp);
+		f->tmp = NULL;
+		fl_outfile_abort(f);
+		return fl_error(FL_ERUNTIME, "cannot write '%s': %s", path, strerror(e));
+	}
+	fchmod(f->fd, 0644);
+	if (ends_with(path, ".gz")) {
+		int fd2 = dup(f->fd);
+		f->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;
+		if (!f->gz) {
+			if (fd2 >= 0)
+				close(fd2);
+			fl_outfile_abort(f);
+			return fl_error(FL_ERUNTIME, "cannot write '%s': cannot start gzip stream", path);
+		}
+		gzbuffer(f->gz, 1u << 17);
+	}
+	*out = f;
+	return FL_OK;
+}
+
+static void flush_buf(struct fl_outfile *f)
+{
+	if (f->used == 0 || f->err) {
+		f->used = 0;
+		return;
+	}
+	if (f->gz) {
+		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used)
+			f->err = EIO;
+	} else {
+		size_t off = 0;
+		while (off < f->used) {
+			ssize_t w = write(f->fd, f->buf + off, f->used - off);
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				f->err = errno;
+				break;
+			}
+			off += (size_t)w;
+		}
+	}
+	f->used = 0;
+}
+
+void fl_outfile_write(struct fl_outfile *f, const void *p, size_t n)
+{
+	const char *s = p;
+	while (n > 0) {
+		size_t room = OUT_BUFSZ - f->used;
+		size_t k = n < room ? n : room;
+		memcpy(f->buf + f->used, s, k);
+		f->used += k;
+		s += k;
+		n -= k;
+		if (f->used == OUT_BUFSZ)
+			flush_buf(f);
+	}
+}
+
+void fl_outfile_puts(struct fl_outfile *f, const char *s) { fl_outfile_write(f, s, strlen(s)); }
+
+enum fl_status fl_outfile_commit(struct fl_outfile *f)
+{
+	flush_buf(f);
+	if (f->gz) {
+		int zr = gzclose(f->gz);
+		f->gz = NULL;
+		if (zr != Z_OK && !f->err)
+			f->err = EIO;
+	}
+	if (!f->err && fsync(f->fd) != 0 && errno != EINVAL)
+		f->err = errno;
+	if (close(f->fd) != 0 && !f->err)
+		f->err = errno;
+	f->fd = -1;
+	if (!f->err && rename(f->tmp, f->path) != 0)
+		f->err = errno;
+	if (f->err) {
+		enum fl_status st = fl_error(FL_ERUNTIME, "cannot write '%s': %s", f->path, strerror(f->err));
+		fl_outfile_abort(f);
+		return st;
+	}
+	free(f->tmp);
+	free(f->path);
+	free(f);
+	return FL_OK;
+}
+
+void fl_outfile_abort(struct fl_outfile *f)
+{
+	if (!f)
+		return;
+	if (f->gz)
+		gzclose(f->gz);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->tmp)
+		unlink(f->tmp);
+	free(f->tmp);
+	free(f->path);
+	free(f);
+}
+
+enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n)
+{
+	struct fl_outfile *f;
+	enum fl_status st = fl_outfile_open(&f, path);
+	if (st)
+		return st;
+	fl_outfile_write(f, p, n);
+	return fl_outfile_commit(f);
+}
+
+enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
+{
+	gzFile gz = gzopen(path, "rb"); /* reads plain files transparently too */
+	if (!gz)
+		return fl_error(FL_EINPUT, "cannot open '%s': %s", path, strerror(errno ? errno : ENOENT));
+	size_t cap = 1u << 16, n = 0;
+	char *b = malloc(cap + 1);
+	if (!b) {
+		gzclose(gz);
+		return fl_error(FL_ERUNTIME, "cannot read '%s': out of memory", path);
+	}
+	for (;;) {
+		if (cap - n < (1u << 15)) {
+			size_t nc = cap * 2;
+			char *nb = realloc(b, nc + 1);
+			if (!nb) {
+				free(b);
+				gzclose(gz);
+				return fl_error(FL_ERUNTIME, "cannot read '%s': out of memory", path);
+			}
+			b = nb;
+			cap = nc;
+		}
+		int r = gzread(gz, b + n, (unsigned)(cap - n));
+		if (r < 0) {
+			int zerr;
+			const char *m = gzerror(gz, &zerr);
+			enum fl_status st = fl_error(FL_EINPUT, "cannot read '%s' at byte %zu: %s", path, n,
+						     zerr == Z_ERRNO ? strerror(errno) : m);
+			free(b);
+			gzclose(gz);
+			return st;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	int zerr = Z_OK;
+	const char *m = gzerror(gz, &zerr);
+	if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+		enum fl_status st = fl_error(FL_EINPUT, "cannot read '%s' at byte %zu: %s", path, n, m);
+		free(b);
+		gzclose(gz);
+		return st;
+	}
+	if (zerr == Z_BUF_ERROR) {
+		free(b);
+		gzclose(gz);
+		return fl_error(FL_EINPUT, "cannot read '%s': truncated gzip stream after %zu bytes", path, n);
+	}
+	gzclose(gz);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return FL_OK;
+}

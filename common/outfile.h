@@ -1,0 +1,34 @@
+/* outfile.h — an output file that is whole or absent.
+ *
+ * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-XXXXXX"),
+ * through zlib when the name ends in ".gz". fl_outfile_commit() flushes, fsyncs
+ * and renames it into place; fl_outfile_abort() (or a failed commit) removes it.
+ * Writes are buffered; errors are sticky and reported by commit.
+ */
+#ifndef FL_OUTFILE_H
+#define FL_OUTFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/status.h"
+
+struct fl_outfile;
+
+/* Open a temporary file for `path`. gzip is chosen by the ".gz" suffix.
+ * Errors: FL_ERUNTIME with "cannot write 'path': reason". */
+enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path);
+void fl_outfile_write(struct fl_outfile *f, const void *p, size_t n);
+void fl_outfile_puts(struct fl_outfile *f, const char *s);
+/* Finish and rename into place; frees f. */
+enum fl_status fl_outfile_commit(struct fl_outfile *f);
+/* Discard; frees f. NULL is fine. */
+void fl_outfile_abort(struct fl_outfile *f);
+
+/* Whole-file helpers. */
+enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n);
+/* Read a whole file (gunzipping when it ends in ".gz" or starts with the gzip
+ * magic) into a NUL-terminated malloc'd buffer. */
+enum fl_status fl_read_file(const char *path, char **buf, size_t *len);
+
+#endif

@@ -1,0 +1,131 @@
+#include "common/sha256.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const uint32_t K[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void compress(struct fl_sha256 *c, const unsigned char *b)
+{
+	uint32_t w[64];
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 | (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+	for (int i = 16; i < 64; i++) {
+		uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	}
+	uint32_t a = c->h[0], bb = c->h[1], cc = c->h[2], d = c->h[3];
+	uint32_t e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
+	for (int i = 0; i < 64; i++) {
+		uint32_t S1 = ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25);
+		uint32_t ch = (e & f) ^ (~e & g);
+		uint32_t t1 = h + S1 + ch + K[i] + w[i];
+		uint32_t S0 = ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22);
+		uint32_t mj = (a & bb) ^ (a & cc) ^ (bb & cc);
+		uint32_t t2 = S0 + mj;
+		h = g; g = f; f = e; e = d + t1; d = cc; cc = bb; bb = a; a = t1 + t2;
+	}
+	c->h[0] += a; c->h[1] += bb; c->h[2] += cc; c->h[3] += d;
+	c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
+}
+
+void fl_sha256_init(struct fl_sha256 *c)
+{
+	static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	memcpy(c->h, H0, sizeof(H0));
+	c->len = 0;
+	c->used = 0;
+}
+
+void fl_sha256_update(struct fl_sha256 *c, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	c->len += n;
+	while (n > 0) {
+		size_t k = 64 - c->used;
+		if (k > n)
+			k = n;
+		memcpy(c->block + c->used, s, k);
+		c->used += k;
+		s += k;
+		n -= k;
+		if (c->used == 64) {
+			compress(c, c->block);
+			c->used = 0;
+		}
+	}
+}
+
+void fl_sha256_final(struct fl_sha256 *c, unsigned char out[32])
+{
+	uint64_t bits = c->len * 8;
+	unsigned char pad = 0x80;
+	fl_sha256_update(c, &pad, 1);
+	unsigned char z = 0;
+	while (c->used != 56)
+		fl_sha256_update(c, &z, 1);
+	unsigned char lenb[8];
+	for (int i = 0; i < 8; i++)
+		lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
+	fl_sha256_update(c, lenb, 8);
+	for (int i = 0; i < 8; i++) {
+		out[4 * i] = (unsigned char)(c->h[i] >> 24);
+		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
+		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
+		out[4 * i + 3] = (unsigned char)c->h[i];
+	}
+}
+
+static void to_hex(const unsigned char d[32], char hex[65])
+{
+	static const char x[] = "0123456789abcdef";
+	for (int i = 0; i < 32; i++) {
+		hex[2 * i] = x[d[i] >> 4];
+		hex[2 * i + 1] = x[d[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
+void fl_sha256_hex(const void *p, size_t n, char hex[65])
+{
+	struct fl_sha256 c;
+	unsigned char d[32];
+	fl_sha256_init(&c);
+	fl_sha256_update(&c, p, n);
+	fl_sha256_final(&c, d);
+	to_hex(d, hex);
+}
+
+enum fl_status fl_sha256_file(const char *path, char hex[65])
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fl_error(FL_ERUNTIME, "cannot open '%s': %s", path, strerror(errno));
+	struct fl_sha256 c;
+	unsigned char buf[1 << 15], d[32];
+	size_t n;
+	fl_sha256_init(&c);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fl_sha256_update(&c, buf, n);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return fl_error(FL_ERUNTIME, "cannot read '%s'", path);
+	fl_sha256_final(&c, d);
+	to_hex(d, hex);
+	return FL_OK;
+}

@@ -1,0 +1,26 @@
+/* strbuf.h — a growable byte buffer, and JSON string escaping of any length. */
+#ifndef FL_STRBUF_H
+#define FL_STRBUF_H
+
+#include <stddef.h>
+
+struct strbuf {
+	char *buf;   /* always NUL-terminated when alloc > 0 */
+	size_t len;
+	size_t alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+
+void strbuf_grow(struct strbuf *sb, size_t extra); /* aborts on out-of-memory */
+void strbuf_add(struct strbuf *sb, const void *p, size_t n);
+void strbuf_adds(struct strbuf *sb, const char *s);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s as a JSON string literal, quotes included. Control characters,
+ * quotes and backslashes are escaped; invalid UTF-8 bytes become U+FFFD, so the
+ * output is always valid JSON whatever s holds. */
+void strbuf_add_json_str(struct strbuf *sb, const char *s);
+void strbuf_add_json_strn(struct strbuf *sb, const char *s, size_t n);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+
+#endif

@@ -1,0 +1,267 @@
+/* gc_pause — GC-like pauses from allocation churn.
+ *
+ * A small mark-and-sweep heap lives beside the workload. Every step allocates
+ * objects that stay reachable (the live heap grows) and short-lived ones that
+ * become garbage at once. Every Nth step a collection runs inside a span named
+ * by the scenario: it really marks the live graph from its roots (pointer
+ * chasing in allocation-random order, like a real tracing collector) and sweeps
+ * every object, freeing the dead. The pause is real work and grows with the heap.
+ *
+ * The heap is sized at init, outside the recorded window: the collection cost
+ * per live and per dead object is measured on this machine, and the initial live
+ * heap is chosen so the first collection lasts about `pause_ms`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/clock.h"
+#include "faults/fault.h"
+
+struct obj {
+	struct obj *all_next;  /* every object, for the sweep */
+	struct obj *ref[2];    /* ref[0]: root chain; ref[1]: a random older object */
+	uint32_t mark;
+	uint32_t payload[9];   /* 64-byte objects */
+};
+
+#define N_ROOTS 1024
+
+struct heap {
+	struct obj *roots[N_ROOTS];
+	struct obj *all;
+	struct obj **live_sample; /* random picks for ref[1] */
+	size_t n_sample, cap_sample;
+	struct obj **stack;
+	size_t cap_stack;
+	size_t n_live, n_dead;
+	uint64_t rng;
+	uint32_t epoch;
+	/* per-step plan */
+	size_t live_per_step, dead_per_step;
+	double ns_per_live, ns_per_dead;
+};
+
+struct gc_state {
+	struct heap h;
+	struct fl_fault *f;
+	struct fl_step_ctx *ctx;
+	double predicted_ms;
+	size_t freed;
+};
+
+static const struct fl_param_spec params[] = {
+	{"period", FL_PARAM_INT, 2, 1, 1000000, NULL, "steps", "a collection every `period` steps"},
+	{"offset", FL_PARAM_INT, 1, 0, 999999, NULL, "steps", "collect in steps with step % period == offset"},
+	{"pause_ms", FL_PARAM_NUMBER, 35, 0.1, 10000, NULL, "ms", "target length of the first collection (sizes the heap)"},
+	{"growth_pct", FL_PARAM_NUMBER, 9, 0, 500, NULL, "%", "live-heap growth per collection period, in % of the initial heap"},
+	{"churn", FL_PARAM_NUMBER, 4, 0, 100, NULL, "objects", "short-lived objects allocated per surviving object"},
+	{"span", FL_PARAM_STRING, 0, 0, 0, "mystery", NULL, "name of the span the collection runs in"},
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void heap_alloc(struct heap *h, int live)
+{
+	struct obj *o = malloc(sizeof(*o));
+	if (!o)
+		abort();
+	memset(o, 0, sizeof(*o));
+	o->mark = h->epoch;
+	o->all_next = h->all;
+	h->all = o;
+	if (!live) {
+		h->n_dead++;
+		return;
+	}
+	size_t r = (size_t)(rnd(&h->rng) % N_ROOTS);
+	o->ref[0] = h->roots[r];
+	h->roots[r] = o;
+	if (h->n_sample)
+		o->ref[1] = h->live_sample[rnd(&h->rng) % h->n_sample];
+	if (h->n_sample < h->cap_sample)
+		h->live_sample[h->n_sample++] = o;
+	else if (h->cap_sample)
+		h->live_sample[rnd(&h->rng) % h->cap_sample] = o;
+	h->n_live++;
+}
+
+/* Mark from the roots, then sweep: returns the number of objects freed. */
+static size_t heap_collect(struct heap *h)
+{
+	uint32_t m = ++h->epoch;
+	size_t sp = 0;
+	for (size_t r = 0; r < N_ROOTS; r++) {
+		if (h->roots[r] && h->roots[r]->mark != m && sp < h->cap_stack) {
+			h->roots[r]->mark = m;
+			h->stack[sp++] = h->roots[r];
+		}
+		while (sp) {
+			struct obj *o = h->stack[--sp];
+			for (int k = 0; k < 2; k++) {
+				struct obj *c = o->ref[k];
+				if (c && c->mark != m && sp < h->cap_stack) {
+					c->mark = m;
+					h->stack[sp++] = c;
+				}
+			}
+		}
+	}
+	size_t freed = 0;
+	struct obj **pp = &h->all;
+	while (*pp) {
+		struct obj *o = *pp;
+		if (o->mark != m) {
+			*pp = o->all_next;
+			free(o);
+			freed++;
+		} else {
+			pp = &o->all_next;
+		}
+	}
+	h->n_dead = 0;
+	return freed;
+}
+
+static void heap_free_all(struct heap *h)
+{
+	struct obj *o = h->all;
+	while (o) {
+		struct obj *n = o->all_next;
+		free(o);
+		o = n;
+	}
+	free(h->stack);
+	free(h->live_sample);
+	memset(h, 0, sizeof(*h));
+}
+
+static int heap_reserve(struct heap *h, size_t max_live)
+{
+	h->cap_stack = max_live + N_ROOTS + 16;
+	h->stack = malloc(h->cap_stack * sizeof(*h->stack));
+	h->cap_sample = 1u << 16;
+	h->live_sample = malloc(h->cap_sample * sizeof(*h->live_sample));
+	return h->stack && h->live_sample;
+}
+
+/* Measure the collection cost per live and per dead object on this machine. */
+static void calibrate(struct heap *out, uint64_t seed)
+{
+	struct heap h;
+	memset(&h, 0, sizeof(h));
+	h.rng = seed | 1;
+	const size_t n = 200000;
+	heap_reserve(&h, n);
+	/* live objects interleaved with garbage, as the steps will leave the heap */
+	for (size_t i = 0; i < n; i++) {
+		heap_alloc(&h, 1);
+		heap_alloc(&h, 0);
+	}
+	heap_collect(&h); /* frees the garbage, leaving the holes a real heap has */
+	for (size_t i = 0; i < n; i++)
+		heap_alloc(&h, 0);
+	uint64_t t0 = fl_clock_ticks();
+	heap_collect(&h);
+	uint64_t t1 = fl_clock_ticks();
+	double both = (double)fl_clock_delta_ns(t0, t1);
+	t0 = fl_clock_ticks();
+	heap_collect(&h);
+	t1 = fl_clock_ticks();
+	out->ns_per_live = (double)fl_clock_delta_ns(t0, t1) / (double)n;
+	out->ns_per_dead = (both - out->ns_per_live * (double)n) / (double)n;
+	if (out->ns_per_dead < 1)
+		out->ns_per_dead = 1;
+	heap_free_all(&h);
+}
+
+static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
+{
+	if (fl_fault_num(f, "offset") >= fl_fault_num(f, "period"))
+		return fl_error(FL_EINPUT, "fault '%s': offset %g must be below period %g", f->ops->name,
+				fl_fault_num(f, "offset"), fl_fault_num(f, "period"));
+	struct gc_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return fl_error(FL_ERUNTIME, "fault '%s': out of memory", f->ops->name);
+	f->state = s;
+	struct heap *h = &s->h;
+	h->rng = f->seed * 2654435761u + 12345;
+	calibrate(h, h->rng);
+	double period = fl_fault_num(f, "period");
+	double g = fl_fault_num(f, "growth_pct") / 100.0, churn = fl_fault_num(f, "churn");
+	/* first collection: a·L0 + b·(churn·g·L0) = pause */
+	double per_l0 = h->ns_per_live + h->ns_per_dead * churn * g;
+	size_t l0 = (size_t)(fl_fault_num(f, "pause_ms") * 1e6 / per_l0);
+	if (l0 < 1000)
+		l0 = 1000;
+	h->live_per_step = (size_t)((double)l0 * g / period + 0.5);
+	h->dead_per_step = (size_t)((double)h->live_per_step * churn + 0.5);
+	size_t max_live = l0 + h->live_per_step * (size_t)(env->total_steps + 1);
+	if (!heap_reserve(h, max_live))
+		return fl_error(FL_ERUNTIME, "fault '%s': out of memory sizing the heap", f->ops->name);
+	for (size_t i = 0; i < l0; i++)
+		heap_alloc(h, 1);
+	fl_harness_declare_span(env->harness, fl_fault_str(f, "span"));
+	return FL_OK;
+}
+
+static void collect_in_span(void *arg)
+{
+	struct gc_state *s = arg;
+	s->freed = heap_collect(&s->h);
+}
+
+static void step_end(struct fl_fault *f, struct fl_step_ctx *ctx)
+{
+	struct gc_state *s = f->state;
+	struct heap *h = &s->h;
+	/* churn: survivors and garbage, every step */
+	for (size_t i = 0; i < h->live_per_step; i++) {
+		heap_alloc(h, 1);
+		for (size_t k = 0; k < h->dead_per_step / (h->live_per_step ? h->live_per_step : 1); k++)
+			heap_alloc(h, 0);
+	}
+	long period = (long)fl_fault_num(f, "period"), offset = (long)fl_fault_num(f, "offset");
+	if (ctx->step % period != offset)
+		return;
+	size_t live = h->n_live, dead = h->n_dead;
+	double predicted = ((double)live * h->ns_per_live + (double)dead * h->ns_per_dead) / 1e6;
+	uint64_t t0 = fl_clock_ticks();
+	fl_harness_run_span(ctx->harness, fl_fault_str(f, "span"), collect_in_span, s);
+	uint64_t t1 = fl_clock_ticks();
+	struct fl_instance *in = fl_fault_report(f, ctx, fl_fault_str(f, "span"), predicted,
+						 (double)fl_clock_delta_ns(t0, t1) / 1e6, "ms");
+	if (in) {
+		in->extra_name[0] = "live_objects";
+		in->extra[0] = (double)live;
+		in->extra_name[1] = "freed_objects";
+		in->extra[1] = (double)s->freed;
+	}
+}
+
+static void release(struct fl_fault *f)
+{
+	struct gc_state *s = f->state;
+	if (!s)
+		return;
+	heap_free_all(&s->h);
+	free(s);
+	f->state = NULL;
+}
+
+const struct fl_fault_ops fl_fault_gc_pause = {
+	.name = "gc_pause",
+	.summary = "GC-like pause: allocation churn every step, a real mark-and-sweep collection every Nth step",
+	.family = "gc_pause",
+	.fix = "gc_control",
+	.params = params,
+	.n_params = sizeof(params) / sizeof(params[0]),
+	.init = init,
+	.step_end = step_end,
+	.release = release,
+};

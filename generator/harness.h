@@ -1,0 +1,42 @@
+/* harness.h — runs a scenario: calibration, the step loop with its phases and
+ * fault hooks, the recorded window, then the trace and the truth.
+ *
+ * Schedule as torch.profiler's: `wait` steps unrecorded, `warmup` steps recorded
+ * and discarded (they size the event buffers), `active` steps recorded; steps
+ * are numbered from 0, so 1/1/8 records ProfilerStep#2..#9.
+ */
+#ifndef FL_HARNESS_H
+#define FL_HARNESS_H
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+
+#include "generator/scenario.h"
+#include "generator/workload.h"
+
+struct fl_run_opts {
+	const char *out_dir;        /* default "out" */
+	const char *backend;        /* NULL: the scenario's */
+	long active_steps;          /* 0: the scenario's */
+	int seed_set;
+	uint64_t seed;
+	const struct fl_calibration *calibration; /* reuse (regen); NULL: measure */
+	const cJSON *baseline_metrics;            /* the baseline scenario's metrics, if known */
+	const char *baseline_name;
+	int quiet;
+};
+
+struct fl_run_result {
+	char trace_path[PATH_MAX];
+	char truth_path[PATH_MAX];
+	struct fl_calibration calibration;
+	cJSON *metrics;             /* owned by the caller */
+	double wall_s;
+};
+
+enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r);
+
+/* Create dir (and parents) if missing and check that it is writable. */
+enum fl_status fl_prepare_out_dir(const char *dir);
+
+#endif
