@@ -1,1 +1,161 @@
-int main(void){return 0;}
+/* bench_tracer — what recording costs.
+ *
+ *  1. ns per recorded event (one span: begin + end) on the hot path, beside the
+ *     floor of two timestamp reads with rdtsc and with clock_gettime;
+ *  2. a healthy workload step traced vs untraced, interleaved in blocks so that
+ *     machine noise hits both alike; medians and their ratio.
+ * usage: bench_tracer [EVENTS] [STEPS]    (defaults 2000000, 4000)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "capture/clock.h"
+#include "capture/tracer.h"
+#include "generator/device.h"
+#include "generator/workload.h"
+#include "grader/host_metrics.h"
+
+static double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static volatile uint64_t sink;
+
+static double best_of(int reps, double (*fn)(long), long n)
+{
+	double best = 1e30;
+	for (int r = 0; r < reps; r++) {
+		double v = fn(n);
+		if (v < best)
+			best = v;
+	}
+	return best;
+}
+
+static double two_rdtsc(long n)
+{
+#if defined(__x86_64__)
+	double t0 = now_ns();
+	uint64_t acc = 0;
+	for (long i = 0; i < n; i++)
+		acc += __rdtsc() ^ __rdtsc();
+	sink = acc;
+	return (now_ns() - t0) / (double)n;
+#else
+	(void)n;
+	return 0;
+#endif
+}
+
+static double two_clock_gettime(long n)
+{
+	double t0 = now_ns();
+	uint64_t acc = 0;
+	for (long i = 0; i < n; i++)
+		acc += fl_clock_realtime_ns() ^ fl_clock_realtime_ns();
+	sink = acc;
+	return (now_ns() - t0) / (double)n;
+}
+
+static uint32_t bench_name;
+
+static double spans(long n)
+{
+	fl_tracer_reserve((uint32_t)n + 16);
+	fl_tracer_set_recording(1);
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		uint32_t s = fl_span_begin(bench_name, FL_EV_CPU_OP);
+		fl_span_end(s);
+	}
+	double t = (now_ns() - t0) / (double)n;
+	fl_tracer_set_recording(0);
+	return t;
+}
+
+static double spans_off(long n)
+{
+	fl_tracer_set_recording(0);
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		uint32_t s = fl_span_begin(bench_name, FL_EV_CPU_OP);
+		fl_span_end(s);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	long n_events = argc > 1 ? atol(argv[1]) : 2000000;
+	long n_steps = argc > 2 ? atol(argv[2]) : 4000;
+	fl_tracer_init(1u << 16);
+	fl_tracer_thread_attach("bench", -1);
+	bench_name = fl_tracer_intern("fl::bench");
+
+	printf("clock source: %s (%.3f GHz)\n", fl_clock_source(), fl_clock_tsc_hz() / 1e9);
+	printf("| what | ns |\n|---|---|\n");
+	printf("| two rdtsc reads (floor) | %.1f |\n", best_of(5, two_rdtsc, n_events));
+	printf("| two clock_gettime reads | %.1f |\n", best_of(5, two_clock_gettime, n_events));
+	printf("| recorded span, begin + end (faultline) | %.1f |\n", best_of(5, spans, n_events));
+	printf("| span calls with recording off | %.1f |\n", best_of(5, spans_off, n_events));
+
+	/* a healthy step, traced vs untraced */
+	struct fl_backend be = {fl_backend_find("cpu"), NULL};
+	struct fl_calibration cal;
+	fl_workload_calibrate(&cal, &be, FL_ALLOC_SYSTEM, 64, 512, 0.3, 0);
+	struct fl_workload w;
+	fl_workload_init(&w, &be, FL_ALLOC_SYSTEM, cal.batch, cal.dim, 0);
+	uint32_t step_name = fl_tracer_intern("ProfilerStep#0"), ph[3];
+	static const char *const phases[] = {"data_loading", "forward", "metrics"};
+	for (int p = 0; p < 3; p++)
+		ph[p] = fl_tracer_intern(phases[p]);
+	double *on = calloc((size_t)n_steps, sizeof(double)), *off = calloc((size_t)n_steps, sizeof(double));
+	long n_on = 0, n_off = 0;
+	uint32_t events_per_step = 0;
+	const long block = 50;
+	for (long b = 0; b < n_steps / block; b++) {
+		int traced = b % 2;
+		fl_tracer_reserve((uint32_t)(block * 64));
+		fl_tracer_set_recording(traced);
+		for (long i = 0; i < block; i++) {
+			double t0 = now_ns();
+			uint32_t s = fl_span_begin(step_name, FL_EV_USER_ANNOTATION);
+			for (int p = 0; p < 3; p++) {
+				uint32_t q = fl_span_begin(ph[p], FL_EV_USER_ANNOTATION);
+				fl_workload_run_phase(&w, phases[p]);
+				fl_span_end(q);
+			}
+			fl_span_end(s);
+			double t = (now_ns() - t0) / 1e3;
+			if (traced)
+				on[n_on++] = t;
+			else
+				off[n_off++] = t;
+		}
+		if (traced)
+			events_per_step = fl_tracer_max_count() / (uint32_t)block;
+		fl_tracer_set_recording(0);
+	}
+	qsort(on, (size_t)n_on, sizeof(double), cmp_d);
+	qsort(off, (size_t)n_off, sizeof(double), cmp_d);
+	double m_on = on[n_on / 2], m_off = off[n_off / 2];
+	printf("\nhealthy step (dim %d, %u events/step), %ld steps each, interleaved blocks of %ld:\n", cal.dim,
+	       events_per_step, n_on, block);
+	printf("| step | median us |\n|---|---|\n| untraced | %.1f |\n| traced | %.1f |\n| traced / untraced | %.3f |\n",
+	       m_off, m_on, m_on / m_off);
+	fl_workload_release(&w);
+	free(on);
+	free(off);
+	fl_tracer_release();
+	return 0;
+}

@@ -99,9 +99,9 @@ static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
 
 static inline void fl_span_end(uint32_t slot)
 {
-	uint64_t t = fl_clock_ticks();
 	if (slot == FL_SLOT_NONE)
 		return;
+	uint64_t t = fl_clock_ticks();
 	struct fl_tbuf *b = fl_tls_tbuf;
 	b->ev[slot].t1 = t;
 	b->depth--;

@@ -35,7 +35,13 @@ enum fl_status fl_error_prefix(enum fl_status st, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
-	snprintf(err_msg, sizeof(err_msg), "%s%s", pre, old);
+	size_t n = strlen(pre);
+	if (n >= sizeof(err_msg))
+		n = sizeof(err_msg) - 1;
+	memcpy(err_msg, pre, n);
+	size_t room = sizeof(err_msg) - 1 - n, ol = strlen(old);
+	memcpy(err_msg + n, old, ol < room ? ol : room);
+	err_msg[n + (ol < room ? ol : room)] = '\0';
 	return st;
 }
 

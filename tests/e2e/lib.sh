@@ -1,0 +1,33 @@
+# Shared helpers for the end-to-end tests. Each test is run by ctest as
+#   bash tests/e2e/NAME.sh FAULTLINE_BINARY SOURCE_DIR
+set -u
+FL=${1:?faultline binary}
+SRC=${2:?source dir}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fl-e2e.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+passes=0
+pass() { echo "ok    $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL  $*"; fails=$((fails + 1)); }
+# expect_exit CODE DESCRIPTION -- COMMAND...
+expect_exit() {
+	local want=$1 what=$2
+	shift 3
+	"$@" >"$TMP/.stdout" 2>"$TMP/.stderr"
+	local got=$?
+	if [ "$got" = "$want" ]; then pass "$what (exit $got)"; else
+		fail "$what: exit $got, expected $want"
+		sed 's/^/      | /' "$TMP/.stderr" | head -5
+	fi
+}
+# expect_err_has TEXT DESCRIPTION: the last command's stderr contains TEXT
+expect_err_has() {
+	if grep -qF -- "$1" "$TMP/.stderr"; then pass "$2"; else
+		fail "$2: stderr lacks '$1'"
+		sed 's/^/      | /' "$TMP/.stderr" | head -5
+	fi
+}
+finish() {
+	echo "$passes passed, $fails failed"
+	[ "$fails" = 0 ]
+}

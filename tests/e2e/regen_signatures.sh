@@ -1,0 +1,38 @@
+# The R7-R9 signatures hold, read back by an independent parser, in every one
+# of 5 consecutive regens. Also: every trace validates, and truth files agree
+# with the traces they describe.
+. "$(dirname "$0")/lib.sh"
+RUNS=${FL_REGEN_RUNS:-5}
+for i in $(seq 1 "$RUNS"); do
+	out="$TMP/run$i"
+	expect_exit 0 "regen run $i" -- "$FL" regen -o "$out"
+	if python3 "$SRC/tests/tools/tracecheck.py" signatures "$out" >"$TMP/sig" 2>&1; then
+		pass "run $i: all R7-R9 signatures hold"
+	else
+		fail "run $i: signatures"
+		grep FAIL "$TMP/sig"
+	fi
+	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz
+	python3 - "$out" <<'PY' && pass "run $i: truth hashes and event counts match the traces" || fail "run $i: truth vs trace"
+import gzip, hashlib, json, os, sys
+out = sys.argv[1]
+ok = True
+for f in os.listdir(out):
+    if not f.endswith(".truth.json"):
+        continue
+    t = json.load(open(os.path.join(out, f)))
+    for tr in t["traces"]:
+        raw = open(os.path.join(out, tr["file"]), "rb").read()
+        ok &= hashlib.sha256(raw).hexdigest() == tr["sha256"]
+        ev = json.loads(gzip.decompress(raw))["traceEvents"]
+        ok &= sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") != "Trace") == tr["events"]
+        ok &= tr["dropped_events"] == 0
+    steps = [e for e in t["metrics"]["steps"]["numbers"]]
+    ok &= steps == t["scenario"]["schedule"]["recorded_steps"]
+    for fault in t["faults"]:
+        ok &= len(fault["instances"]) > 0 and fault["instances_lost"] == 0
+sys.exit(0 if ok else 1)
+PY
+done
+cat "$TMP/sig" | tail -12
+finish

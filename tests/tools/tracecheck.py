@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""An independent reader of faultline's traces (Python stdlib only).
+
+It shares no code with faultline: it reads the written Kineto JSON the way a
+learner's tools do and checks the signatures each R7-R9 trace must show.
+
+usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
+       tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
+"""
+import gzip
+import json
+import os
+import re
+import sys
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read()
+    return text, json.loads(text)
+
+
+def upper_median(v):
+    s = sorted(v)
+    return s[len(s) // 2]
+
+
+class Trace:
+    def __init__(self, path):
+        self.path = path
+        self.text, self.doc = load(path)
+        self.x = [e for e in self.doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "Trace"]
+        steps = [e for e in self.x if e["cat"] == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+        steps.sort(key=lambda e: e["ts"])
+        self.steps = [(int(e["name"].split("#")[1]), e) for e in steps]
+
+    def in_step(self, step_ev, e):
+        return step_ev["pid"] == e["pid"] and step_ev["ts"] <= e["ts"] < step_ev["ts"] + step_ev["dur"]
+
+    def step_ms(self):
+        return {n: e["dur"] / 1000.0 for n, e in self.steps}
+
+    def spans_in_step(self, name):
+        """{step number: total ms of span `name` in that step}"""
+        out = {}
+        for n, s in self.steps:
+            tot = sum(e["dur"] for e in self.x
+                      if e["cat"] == "user_annotation" and e["name"] == name and self.in_step(s, e))
+            if tot > 0:
+                out[n] = tot / 1000.0
+        return out
+
+    def ops_in_step(self):
+        return {n: sum(1 for e in self.x if e["cat"] == "cpu_op" and self.in_step(s, e)) for n, s in self.steps}
+
+    def max_gap_in_span(self, name):
+        """Largest uncovered gap between consecutive cpu_ops inside each `name` span, as a
+        fraction of its step's duration; returns the worst fraction over all steps."""
+        worst = 0.0
+        for n, s in self.steps:
+            for sp in (e for e in self.x if e["cat"] == "user_annotation" and e["name"] == name
+                       and self.in_step(s, e)):
+                ops = sorted((e for e in self.x if e["cat"] == "cpu_op" and e["pid"] == sp["pid"]
+                              and e["tid"] == sp["tid"] and sp["ts"] <= e["ts"] < sp["ts"] + sp["dur"]),
+                             key=lambda e: e["ts"])
+                end = None
+                for e in ops:
+                    if end is not None and e["ts"] > end:
+                        worst = max(worst, (e["ts"] - end) / s["dur"])
+                    end = max(end or 0, e["ts"] + e["dur"])
+        return worst
+
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def structure(t):
+    head = t.text[: t.text.index('"traceEvents"')]
+    for key in ("schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds"):
+        check('"%s"' % key in head, "%s: %s before traceEvents" % (os.path.basename(t.path), key))
+    check(re.search(r'"rank": \d+', head) is not None, "%s: \"rank\": N with the space" % os.path.basename(t.path))
+    check([n for n, _ in t.steps] == list(range(2, 10)), "%s: records ProfilerStep#2..#9" % os.path.basename(t.path))
+    bad = [m for m in re.findall(r'"(?:ts|dur)": (-?[0-9.]+)', t.text) if not re.fullmatch(r"-?\d+\.\d{3}", m)]
+    check(not bad, "%s: every ts/dur has three decimals (%d bad)" % (os.path.basename(t.path), len(bad)))
+    last = t.doc["traceEvents"][-1]
+    check(last.get("ph") == "i" and last.get("name") == "Record Window End",
+          "%s: Record Window End is the last event" % os.path.basename(t.path))
+
+
+def signatures(out):
+    h = Trace(os.path.join(out, "lab-healthy.json.gz"))
+    s = Trace(os.path.join(out, "lab-starved.json.gz"))
+    o = Trace(os.path.join(out, "lab-opstorm.json.gz"))
+    r = Trace(os.path.join(out, "lab-hoststall.json.gz"))
+    for t in (h, s, o, r):
+        structure(t)
+
+    hp = upper_median(h.step_ms().values())
+    check(0.1 <= hp <= 1.0, "healthy step p50 %.3f ms within [0.1, 1] ms" % hp)
+
+    sp = upper_median(s.step_ms().values())
+    check(sp / hp >= 50, "R7: starved/healthy step p50 = %.1fx >= 50x" % (sp / hp))
+    dl = sum(s.spans_in_step("data_loading").values())
+    tot = sum(s.step_ms().values())
+    check(dl / tot >= 0.90, "R7: data_loading is %.1f%% of starved step time (>= 90%%)" % (100 * dl / tot))
+    fw = upper_median(s.spans_in_step("forward").values())
+    check(fw < 0.05 * sp, "R7: forward p50 %.3f ms < 5%% of starved step p50 %.3f ms" % (fw, sp))
+
+    hops = upper_median(h.ops_in_step().values())
+    oops = upper_median(o.ops_in_step().values())
+    check(oops >= 20 * hops, "R8: ops per step %d vs healthy %d = %.1fx >= 20x" % (oops, hops, oops / hops))
+    op = upper_median(o.step_ms().values())
+    check(op >= 4 * hp, "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp))
+    gap = o.max_gap_in_span("forward")
+    check(gap <= 0.10, "R8: largest gap between ops inside forward = %.1f%% of the step (<= 10%%)" % (100 * gap))
+
+    steps = r.step_ms()
+    metrics = r.spans_in_step("metrics")
+    mystery = r.spans_in_step("mystery")
+    long_metrics = sorted(n for n, ms in metrics.items() if ms >= 55)
+    check(long_metrics == [n for n in steps if n % 3 == 2],
+          "R9: metrics >= 55 ms exactly in steps with N %% 3 == 2 (got %s)" % long_metrics)
+    check(sorted(mystery) == [n for n in steps if n % 2 == 1],
+          "R9: a mystery span exactly in steps with N %% 2 == 1 (got %s)" % sorted(mystery))
+    longest = max(steps, key=lambda n: steps[n])
+    check(longest % 3 == 2 and longest % 2 == 1, "R9: the longest step (#%d) has both stalls" % longest)
+    clean = [steps[n] for n in steps if n % 3 != 2 and n % 2 != 1]
+    check(max(clean) < 0.10 * steps[longest],
+          "R9: steps with neither stall (max %.2f ms) < 10%% of the longest (%.2f ms)" % (max(clean), steps[longest]))
+
+
+def strings(obj, keys, values, key=None):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            keys.add(k)
+            strings(v, keys, values, k)
+    elif isinstance(obj, list):
+        for v in obj:
+            strings(v, keys, values, key)
+    elif isinstance(obj, str):
+        values.append((key, obj))
+
+
+def norm(s):
+    return re.sub(r"[\s_\-]", "", s.lower())
+
+
+def noleak(out):
+    truths = [f for f in os.listdir(out) if f.endswith(".truth.json")]
+    check(len(truths) > 0, "truth files present")
+    forbidden_words, param_names, truth_strings = set(), set(), set()
+    for tf in truths:
+        with open(os.path.join(out, tf)) as f:
+            truth = json.load(f)
+        truth_strings.add(truth["schema"])
+        desc = truth["scenario"].get("description")
+        if desc:
+            truth_strings.add(desc)
+        for fault in truth["faults"]:
+            forbidden_words |= {fault["fault"], fault["family"], fault["fix"]}
+            param_names |= set(fault["params"])
+            for v in fault["params"].values():
+                if isinstance(v, str) and v not in ("all",):
+                    pass  # span/phase names are meant to be visible (e.g. "metrics", "mystery")
+        for key in ("instances", "requested", "measured", "answer_key", "affected_steps"):
+            truth_strings.add(key)
+    traces = [f for f in os.listdir(out) if f.endswith(".json.gz") or (f.endswith(".json") and ".truth." not in f)]
+    for tr in traces:
+        _, doc = load(os.path.join(out, tr))
+        keys, values = set(), []
+        strings(doc, keys, values)
+        leaked_keys = sorted(keys & (param_names | forbidden_words | truth_strings))
+        check(not leaked_keys, "%s: no parameter, fault or truth name as a key (%s)" % (tr, leaked_keys))
+        bad = []
+        for k, v in values:
+            if k == "traceName":
+                continue  # the file's own name, chosen by the course author
+            nv = norm(v)
+            for w in forbidden_words:
+                if norm(w) in nv:
+                    bad.append((k, v))
+            for s in truth_strings:
+                if s in v:
+                    bad.append((k, v))
+        check(not bad, "%s: no fault, family, fix or truth string in any value (%s)" % (tr, bad[:3]))
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "noleak"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    {"signatures": signatures, "noleak": noleak}[sys.argv[1]](sys.argv[2])
+    print("%d checks failed" % len(failures) if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
