@@ -62,6 +62,7 @@ static enum fl_status cmd_run(int argc, char **argv)
 	struct fl_run_opts o = {0};
 	const char *path = NULL;
 	long ranks = 0;
+	int vary = 0;
 	enum fl_status st;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -82,6 +83,8 @@ static enum fl_status cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--steps")) {
 			if ((st = parse_long("run", a, need_value(argc, argv, &i), 1, 1000000, &o.active_steps)))
 				return st;
+		} else if (!strcmp(a, "--vary")) {
+			vary = 1;
 		} else if (!strcmp(a, "--ranks")) {
 			if ((st = parse_long("run", a, need_value(argc, argv, &i), 1, 1024, &ranks)))
 				return st;
@@ -100,6 +103,14 @@ static enum fl_status cmd_run(int argc, char **argv)
 		goto out;
 	if (ranks)
 		sc.ranks = ranks;
+	if (vary) {
+		if (!o.seed_set) {
+			st = fl_error(FL_EINPUT, "run: --vary needs --seed N (the learner's seed makes the variant reproducible)");
+			goto out;
+		}
+		if ((st = fl_scenario_vary(&sc, o.seed)))
+			goto out;
+	}
 	struct fl_run_result r;
 	if ((st = fl_run_scenario(&sc, &o, &r)))
 		goto out;
@@ -319,7 +330,7 @@ static enum fl_status cmd_validate(int argc, char **argv)
 
 const struct fl_command fl_commands[] = {
 	{"run", "run one scenario: capture its trace and write its truth",
-	 "usage: faultline run SCENARIO [-o DIR] [--backend B] [--seed S] [--steps N] [--ranks N]\n"
+	 "usage: faultline run SCENARIO [-o DIR] [--backend B] [--seed S [--vary]] [--steps N] [--ranks N]\n"
 	 "\n"
 	 "Runs the scenario's workload for real with its faults injected, captures the\n"
 	 "recorded steps as a Kineto-layout Chrome trace and writes the truth beside it.\n"
@@ -327,6 +338,8 @@ const struct fl_command fl_commands[] = {
 	 "  -o, --out DIR   output directory (default: out)\n"
 	 "  --backend B     override the scenario's backend (built: cpu)\n"
 	 "  --seed S        override the scenario's seed\n"
+	 "  --vary          per-learner variant: draw each parameter the scenario declares\n"
+	 "                  in a fault's \"vary\" ranges from --seed; the truth records the draws\n"
 	 "  --steps N       number of recorded (active) steps\n"
 	 "  --ranks N       number of ranks (more than 1 needs a multi-rank backend)\n"
 	 "\n"

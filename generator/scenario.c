@@ -14,7 +14,7 @@ static const char *const top_keys[] = {"schema", "name", "description", "backend
 static const char *const schedule_keys[] = {"wait", "warmup", "active", NULL};
 static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "target_step_ms",
 					    "allocator", "phases", NULL};
-static const char *const fault_keys[] = {"fault", "params", NULL};
+static const char *const fault_keys[] = {"fault", "params", "vary", NULL};
 static const char *const output_keys[] = {"trace", "truth", NULL};
 static const char *const known_phases[] = {"data_loading", "forward", "metrics", NULL};
 
@@ -152,7 +152,8 @@ static enum fl_status parse_fault(struct fl_scenario *sc, size_t idx, const cJSO
 	struct fl_fault_spec *fs = &sc->faults[idx];
 	fs->ops = ops;
 	fs->values = calloc(ops->n_params ? ops->n_params : 1, sizeof(*fs->values));
-	if (!fs->values)
+	fs->vary = calloc(ops->n_params ? ops->n_params : 1, sizeof(*fs->vary));
+	if (!fs->values || !fs->vary)
 		return fl_error(FL_ERUNTIME, "out of memory");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(fo, "params");
 	if (params && !cJSON_IsObject(params))
@@ -196,6 +197,82 @@ static enum fl_status parse_fault(struct fl_scenario *sc, size_t idx, const cJSO
 		}
 		if (st)
 			return st;
+	}
+	const cJSON *vary = cJSON_GetObjectItemCaseSensitive(fo, "vary");
+	if (vary && !cJSON_IsObject(vary))
+		return fl_error(FL_EINPUT, "'%s': %s.vary: expected an object {\"PARAM\": [LOW, HIGH]}, got %s", file, place,
+				fl_json_type_name(vary));
+	cJSON_ArrayForEach(p, vary) {
+		size_t k;
+		for (k = 0; k < ops->n_params; k++)
+			if (strcmp(ops->params[k].name, p->string) == 0)
+				break;
+		snprintf(pplace, sizeof(pplace), "%s.vary.%s", place, p->string);
+		if (k == ops->n_params)
+			return fl_error(FL_EINPUT, "'%s': %s: unknown parameter of '%s'", file, pplace, ops->name);
+		const struct fl_param_spec *spec = &ops->params[k];
+		if (spec->type != FL_PARAM_NUMBER && spec->type != FL_PARAM_INT)
+			return fl_error(FL_EINPUT, "'%s': %s: only numeric parameters can vary", file, pplace);
+		const cJSON *lo = cJSON_GetArrayItem(p, 0), *hi = cJSON_GetArrayItem(p, 1);
+		if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2 || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) ||
+		    lo->valuedouble > hi->valuedouble)
+			return fl_error(FL_EINPUT, "'%s': %s: expected [LOW, HIGH] with LOW <= HIGH", file, pplace);
+		struct fl_param_value tmp;
+		if ((st = fl_param_parse(file, pplace, spec, lo, &tmp)) || (st = fl_param_parse(file, pplace, spec, hi, &tmp)))
+			return st;
+		fs->vary[k].declared = 1;
+		fs->vary[k].lo = lo->valuedouble;
+		fs->vary[k].hi = hi->valuedouble;
+	}
+	return FL_OK;
+}
+
+static uint64_t vary_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+enum fl_status fl_scenario_vary(struct fl_scenario *sc, uint64_t seed)
+{
+	uint64_t s = seed * 0x2545F4914F6CDD1Dull + 0x1234567;
+	for (size_t i = 0; i < sc->n_faults; i++) {
+		struct fl_fault_spec *fs = &sc->faults[i];
+		for (int attempt = 0; attempt < 1000; attempt++) {
+			for (size_t k = 0; k < fs->ops->n_params; k++) {
+				struct fl_vary *v = &fs->vary[k];
+				if (!v->declared)
+					continue;
+				double u = (double)(vary_next(&s) >> 11) * 0x1.0p-53;
+				double x;
+				if (fs->ops->params[k].type == FL_PARAM_INT) {
+					double lo = ceil(v->lo), hi = floor(v->hi);
+					x = lo + floor(u * (hi - lo + 1));
+					if (x > hi)
+						x = hi;
+				} else {
+					x = v->lo + u * (v->hi - v->lo);
+					x = round(x * 1000.0) / 1000.0;
+				}
+				fs->values[k].num = x;
+				v->drawn = 1;
+			}
+			/* the one cross-parameter rule the faults have: offset < period */
+			double period = -1, offset = -1;
+			for (size_t k = 0; k < fs->ops->n_params; k++) {
+				if (!strcmp(fs->ops->params[k].name, "period"))
+					period = fs->values[k].num;
+				if (!strcmp(fs->ops->params[k].name, "offset"))
+					offset = fs->values[k].num;
+			}
+			if (period < 0 || offset < period)
+				break;
+			if (attempt == 999)
+				return fl_error(FL_EINPUT, "'%s': faults[%zu].vary: no drawn values satisfy offset < period",
+						sc->path, i);
+		}
 	}
 	return FL_OK;
 }
@@ -352,6 +429,7 @@ void fl_scenario_release(struct fl_scenario *sc)
 		for (size_t k = 0; k < sc->faults[i].ops->n_params; k++)
 			steps_free(&sc->faults[i].values[k].steps);
 		free(sc->faults[i].values);
+		free(sc->faults[i].vary);
 	}
 	cJSON_Delete(sc->doc);
 	free(sc->path);

@@ -17,9 +17,17 @@
 #define FL_MAX_PHASES 8
 #define FL_MAX_FAULTS 16
 
+/* A declared variation range of a numeric parameter ("vary": {"ms": [20, 40]}). */
+struct fl_vary {
+	int declared;
+	double lo, hi;
+	int drawn;    /* set by fl_scenario_vary */
+};
+
 struct fl_fault_spec {
 	const struct fl_fault_ops *ops;
 	struct fl_param_value *values; /* aligned with ops->params */
+	struct fl_vary *vary;          /* aligned with ops->params */
 };
 
 struct fl_scenario {
@@ -45,6 +53,10 @@ struct fl_scenario {
 
 enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc);
 void fl_scenario_release(struct fl_scenario *sc);
+/* Per-learner variants: draw every declared "vary" parameter uniformly from its
+ * range with a generator seeded by `seed` (integers for integer parameters).
+ * Re-checks the fault's constraints (e.g. offset < period) by redrawing. */
+enum fl_status fl_scenario_vary(struct fl_scenario *sc, uint64_t seed);
 /* Parse one parameter value against its spec (used by the scenario loader and tests). */
 enum fl_status fl_param_parse(const char *file, const char *place, const struct fl_param_spec *spec,
 			      const cJSON *v, struct fl_param_value *out);

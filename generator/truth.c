@@ -19,6 +19,19 @@ static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc,
 	for (size_t k = 0; k < f->ops->n_params; k++)
 		cJSON_AddItemToObject(p, f->ops->params[k].name,
 				      fl_param_json(&f->ops->params[k], &sc->faults[idx].values[k]));
+	cJSON *varied = NULL;
+	for (size_t k = 0; k < f->ops->n_params; k++) {
+		const struct fl_vary *v = &sc->faults[idx].vary[k];
+		if (!v->drawn)
+			continue;
+		if (!varied)
+			varied = cJSON_AddObjectToObject(o, "varied");
+		cJSON *vj = cJSON_AddObjectToObject(varied, f->ops->params[k].name);
+		cJSON *rg = cJSON_AddArrayToObject(vj, "range");
+		cJSON_AddItemToArray(rg, cJSON_CreateNumber(v->lo));
+		cJSON_AddItemToArray(rg, cJSON_CreateNumber(v->hi));
+		cJSON_AddNumberToObject(vj, "drawn", sc->faults[idx].values[k].num);
+	}
 	cJSON *steps = cJSON_AddArrayToObject(o, "affected_steps");
 	cJSON *rsteps = cJSON_AddArrayToObject(o, "affected_recorded_steps");
 	cJSON *phases = cJSON_AddArrayToObject(o, "affected_phases");
