@@ -110,13 +110,17 @@ int main(int argc, char **argv)
 	printf("| span calls with recording off | %.1f |\n", best_of(5, spans_off, n_events));
 
 	/* a healthy step, traced vs untraced */
-	struct fl_backend be = {fl_backend_find("cpu"), NULL};
-	struct fl_calibration cal;
-	fl_workload_calibrate(&cal, &be, FL_ALLOC_SYSTEM, 64, 512, 0.3, 0);
-	struct fl_workload w;
-	fl_workload_init(&w, &be, FL_ALLOC_SYSTEM, cal.batch, cal.dim, 0);
-	uint32_t step_name = fl_tracer_intern("ProfilerStep#0"), ph[3];
+	struct fl_backend be = {.ops = fl_backend_find("cpu")};
+	struct fl_backend_config cfg = {.world_size = 1};
+	be.ops->open(&be, &cfg);
 	static const char *const phases[] = {"data_loading", "forward", "metrics"};
+	struct fl_workload_shape shape = {.batch = 64, .dim = 512, .alloc = FL_ALLOC_SYSTEM, .world = 1};
+	struct fl_calibration cal;
+	fl_workload_calibrate(&cal, &be, &shape, phases, 3, 0.3, 0);
+	shape.dim = cal.dim;
+	struct fl_workload w;
+	fl_workload_init(&w, &be, &shape, 0);
+	uint32_t step_name = fl_tracer_intern("ProfilerStep#0"), ph[3];
 	for (int p = 0; p < 3; p++)
 		ph[p] = fl_tracer_intern(phases[p]);
 	double *on = calloc((size_t)n_steps, sizeof(double)), *off = calloc((size_t)n_steps, sizeof(double));

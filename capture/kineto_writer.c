@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,6 +71,31 @@ static void row_names(struct strbuf *sb, const struct fl_tbuf *b, const struct f
 	strbuf_release(&args);
 }
 
+/* Device rows: pid = device ordinal, tid = stream. Named once per (device, stream). */
+static void device_row_names(struct strbuf *sb, int device, int stream, int64_t ts_ns, int first_of_device)
+{
+	char pid[32], tid[32], args[160];
+	snprintf(pid, sizeof(pid), "%d", device);
+	snprintf(tid, sizeof(tid), "%d", stream);
+	if (first_of_device) {
+		snprintf(args, sizeof(args), "{\"name\": \"GPU %d\"}", device);
+		meta_event(sb, "process_name", pid, "0", ts_ns, args);
+		snprintf(args, sizeof(args), "{\"labels\": \"GPU %d\"}", device);
+		meta_event(sb, "process_labels", pid, "0", ts_ns, args);
+		snprintf(args, sizeof(args), "{\"sort_index\": %d}", 0x1000000 + device);
+		meta_event(sb, "process_sort_index", pid, "0", ts_ns, args);
+	}
+	snprintf(args, sizeof(args), "{\"name\": \"stream %d \"}", stream);
+	meta_event(sb, "thread_name", pid, tid, ts_ns, args);
+	snprintf(args, sizeof(args), "{\"sort_index\": %d}", stream);
+	meta_event(sb, "thread_sort_index", pid, tid, ts_ns, args);
+}
+
+static int is_device_kind(uint16_t k)
+{
+	return k == FL_EV_KERNEL || k == FL_EV_GPU_MEMCPY || k == FL_EV_GPU_MEMSET || k == FL_EV_GPU_USER_ANNOTATION;
+}
+
 enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			       struct fl_trace_stats *stats)
 {
@@ -77,6 +103,9 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	struct strbuf sb = STRBUF_INIT;
 	enum fl_status st;
 	uint64_t n_events = 0, dropped = 0;
+	uint64_t *corr_ext = NULL;   /* correlation → External id of the op that launched it */
+	uint8_t *corr_dev = NULL;    /* correlation has device work */
+	uint32_t max_corr = 0;
 
 	fl_clock_refine();
 	uint64_t w0 = fl_clock_to_ns(m->window_t0), w1 = fl_clock_to_ns(m->window_t1);
@@ -85,9 +114,41 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	gethostname(host, sizeof(host) - 1);
 	host[sizeof(host) - 1] = '\0';
 
+	/* pass 1: External ids of host events, and the correlation maps */
+	for (struct fl_tbuf *b = fl_tracer_threads(); b; b = b->next)
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->ev[i].corr > max_corr)
+				max_corr = b->ev[i].corr;
+	corr_ext = calloc((size_t)max_corr + 1, sizeof(*corr_ext));
+	corr_dev = calloc((size_t)max_corr + 1, 1);
+	if (!corr_ext || !corr_dev) {
+		free(corr_ext);
+		free(corr_dev);
+		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
+	}
+	uint64_t ext_id = 1;
+	for (struct fl_tbuf *b = fl_tracer_threads(); b; b = b->next) {
+		uint64_t open_ext[64] = {0};
+		for (uint32_t i = 0; i < b->n; i++) {
+			const struct fl_event *e = &b->ev[i];
+			if (e->stream >= 0 && is_device_kind(e->kind)) {
+				if (e->corr)
+					corr_dev[e->corr] = 1;
+				continue;
+			}
+			if (e->t1 < e->t0)
+				continue;
+			uint64_t id = ext_id++;
+			if (e->kind == FL_EV_CUDA_RUNTIME && e->corr)
+				corr_ext[e->corr] = e->depth > 0 && e->depth <= 64 ? open_ext[e->depth - 1] : 0;
+			if (e->depth < 64)
+				open_ext[e->depth] = id;
+		}
+	}
+
 	st = fl_outfile_open(&f, path);
 	if (st)
-		return st;
+		goto out;
 
 	/* trace_id: 32 upper-case hex digits from the seed, the window and the pid. */
 	uint64_t h1 = w0 ^ (m->seed * 0x9E3779B97F4A7C15ull), h2 = (uint64_t)getpid() * 0xC2B2AE3D27D4EB4Full ^ w1;
@@ -106,29 +167,68 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	strbuf_adds(&sb, "  \"traceEvents\": [\n");
 
 	int64_t w0rel = (int64_t)(w0 - base);
-	int last_pid = -1;
-	uint64_t ext_id = 1, ev_idx = 0;
+	int last_pid = -1, named_device = 0;
+	uint64_t stream_named[4] = {0}; /* bitmap of streams 0..255 named on device 0.. */
+	ext_id = 1;
+	uint64_t ev_idx = 0;
 	for (struct fl_tbuf *b = fl_tracer_threads(); b; b = b->next) {
-		row_names(&sb, b, m, w0rel, b->pid != last_pid);
-		last_pid = b->pid;
+		if (b->device < 0) {
+			row_names(&sb, b, m, w0rel, b->pid != last_pid);
+			last_pid = b->pid;
+		}
 		for (uint32_t i = 0; i < b->n; i++) {
 			const struct fl_event *e = &b->ev[i];
 			if (e->t1 < e->t0)
 				continue; /* never ended: the span was open when the window closed */
+			int dev_row = e->stream >= 0 && is_device_kind(e->kind);
+			int pid = dev_row ? (b->device >= 0 ? b->device : 0) : b->pid;
+			int tid = dev_row ? e->stream : b->tid;
+			if (dev_row && e->stream < 256 && !(stream_named[e->stream / 64] >> (e->stream % 64) & 1)) {
+				device_row_names(&sb, pid, e->stream, w0rel, !named_device);
+				named_device = 1;
+				stream_named[e->stream / 64] |= 1ull << (e->stream % 64);
+			}
 			int64_t ts = (int64_t)(fl_clock_to_ns(e->t0) - base);
 			int64_t dur = (int64_t)fl_clock_delta_ns(e->t0, e->t1);
 			strbuf_adds(&sb, "  {\"ph\": \"X\", \"cat\": \"");
 			strbuf_adds(&sb, fl_event_kind_cat((enum fl_event_kind)e->kind));
 			strbuf_adds(&sb, "\", \"name\": ");
 			strbuf_add_json_str(&sb, fl_tracer_name(e->name));
-			strbuf_addf(&sb, ", \"pid\": %d, \"tid\": %d, \"ts\": ", b->pid, b->tid);
+			strbuf_addf(&sb, ", \"pid\": %d, \"tid\": %d, \"ts\": ", pid, tid);
 			add_us(&sb, ts);
 			strbuf_adds(&sb, ", \"dur\": ");
 			add_us(&sb, dur);
-			strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}},\n",
-				    ext_id, ev_idx);
-			ext_id++;
-			ev_idx++;
+			if (dev_row) {
+				uint64_t ext = e->corr <= max_corr ? corr_ext[e->corr] : 0;
+				strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"device\": %d, \"context\": 1, "
+					    "\"stream\": %d, \"correlation\": %u",
+					    ext, pid, e->stream, e->corr);
+				if (e->kind == FL_EV_KERNEL)
+					strbuf_adds(&sb, ", \"registers per thread\": 0, \"shared memory\": 0, \"blocks per SM\": 1, "
+							 "\"warps per SM\": 1, \"grid\": [1, 1, 1], \"block\": [1, 1, 1], "
+							 "\"est. achieved occupancy %\": 0, \"queued\": 0");
+				else
+					strbuf_addf(&sb, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f", e->value,
+						    dur > 0 ? (double)e->value / (double)dur : 0.0);
+				strbuf_adds(&sb, "}},\n");
+			} else {
+				uint64_t id = ext_id++;
+				if (e->kind == FL_EV_CUDA_RUNTIME)
+					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"correlation\": %u}},\n",
+						    e->corr <= max_corr ? corr_ext[e->corr] : 0, e->corr);
+				else
+					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64
+						    ", \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}},\n",
+						    id, ev_idx);
+				ev_idx++;
+			}
+			/* launch → device work flow arrows */
+			if (e->corr && e->corr <= max_corr && corr_dev[e->corr] && (dev_row || e->kind == FL_EV_CUDA_RUNTIME)) {
+				strbuf_addf(&sb, "  {\"ph\": \"%s\", \"id\": %u, \"pid\": %d, \"tid\": %d, \"ts\": ", dev_row ? "f" : "s",
+					    e->corr, pid, tid);
+				add_us(&sb, ts);
+				strbuf_addf(&sb, ", \"cat\": \"ac2g\", \"name\": \"ac2g\"%s},\n", dev_row ? ", \"bp\": \"e\"" : "");
+			}
 			n_events++;
 			flush_if_big(&sb, f);
 		}
@@ -148,13 +248,16 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	strbuf_add_json_str(&sb, m->trace_name ? m->trace_name : path);
 	strbuf_adds(&sb, "\n}\n");
 	fl_outfile_write(f, sb.buf, sb.len);
-	strbuf_release(&sb);
 	st = fl_outfile_commit(f);
 	if (st)
-		return st;
+		goto out;
 	if (stats) {
 		stats->events = n_events;
 		stats->dropped = dropped;
 	}
-	return FL_OK;
+out:
+	strbuf_release(&sb);
+	free(corr_ext);
+	free(corr_dev);
+	return st;
 }

@@ -1,7 +1,7 @@
 /* tracer.h — per-thread, pre-allocated event buffers for host and device activity.
  *
  * Hot path: fl_span_begin()/fl_span_end() read one clock tick each and write a
- * 32-byte record into the calling thread's buffer. No lock, no allocation, no
+ * 40-byte record into the calling thread's buffer. No lock, no allocation, no
  * I/O. A full buffer never grows inside the recorded window: the event is counted
  * as dropped (and the count is written to the trace metadata and the truth).
  *
@@ -42,6 +42,7 @@ struct fl_event {
 	uint16_t depth;    /* nesting depth on its thread when it began */
 	uint32_t corr;     /* correlation id linking a launch to device work; 0 = none */
 	int32_t stream;    /* device stream for device rows; -1 on host rows */
+	uint64_t value;    /* kind-specific: bytes of a copy or memset */
 };
 
 #define FL_SLOT_NONE UINT32_MAX
@@ -92,6 +93,7 @@ static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
 	e->depth = (uint16_t)b->depth++;
 	e->corr = 0;
 	e->stream = -1;
+	e->value = 0;
 	e->t1 = 0;
 	e->t0 = fl_clock_ticks();
 	return i;
@@ -107,9 +109,16 @@ static inline void fl_span_end(uint32_t slot)
 	b->depth--;
 }
 
+/* Attach a correlation id to an open span (a runtime call that launched work). */
+static inline void fl_span_set_corr(uint32_t slot, uint32_t corr)
+{
+	if (slot != FL_SLOT_NONE)
+		fl_tls_tbuf->ev[slot].corr = corr;
+}
+
 /* Record an already-measured interval (device work, a CUPTI record). */
 static inline void fl_trace_complete(uint32_t name, enum fl_event_kind kind, uint64_t t0,
-				     uint64_t t1, uint32_t corr, int32_t stream)
+				     uint64_t t1, uint32_t corr, int32_t stream, uint64_t value)
 {
 	struct fl_tbuf *b = fl_tls_tbuf;
 	if (!fl_tracer_recording || !b)
@@ -128,6 +137,7 @@ static inline void fl_trace_complete(uint32_t name, enum fl_event_kind kind, uin
 	e->depth = (uint16_t)b->depth;
 	e->corr = corr;
 	e->stream = stream;
+	e->value = value;
 }
 
 #endif

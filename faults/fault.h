@@ -18,6 +18,7 @@
 struct fl_rt;
 struct fl_tensor;
 struct fl_harness;
+struct fl_backend;
 
 enum fl_param_type {
 	FL_PARAM_NUMBER, /* a real number in [min, max] */
@@ -53,8 +54,10 @@ struct fl_param_value {
 
 /* Points inside the workload's forward pass where a fault may run extra ops. */
 enum fl_site {
-	FL_SITE_PRE_ACTIVATION,  /* on the pre-activation tensor, before relu */
-	FL_SITE_POST_ACTIVATION, /* on the activation, after relu */
+	FL_SITE_PRE_ACTIVATION,  /* on the first layer's pre-activation tensor, before relu */
+	FL_SITE_POST_ACTIVATION, /* on the first layer's activation, after relu */
+	FL_SITE_FORWARD_LAYER,   /* after each forward layer (*t: its activation) */
+	FL_SITE_BACKWARD_LAYER,  /* after each backward layer (*t: the gradient buffer; do not replace) */
 };
 
 struct fl_instance {
@@ -79,6 +82,11 @@ struct fl_step_ctx {
 /* Facts about the run a fault may check or use at init. */
 struct fl_fault_env {
 	const char *backend;
+	struct fl_backend *device;   /* the opened device backend */
+	int rank, world_size;
+	int train;                   /* the workload trains (has backward, optimizer) */
+	int layers;                  /* model layers (forward/backward layer sites per step) */
+	int *ddp_overlap;            /* the workload's gradient all-reduce schedule knob */
 	const char *const *phases; /* the workload's phase names */
 	size_t n_phases;
 	long total_steps;

@@ -20,7 +20,8 @@ static void chain(struct fl_step_ctx *ctx, struct fl_tensor **t, enum fl_scalar_
 
 static void site(struct fl_fault *f, struct fl_step_ctx *ctx, enum fl_site where, struct fl_tensor **t)
 {
-	if (!fl_steps_match(fl_fault_steps(f, "steps"), ctx->step))
+	if ((where != FL_SITE_PRE_ACTIVATION && where != FL_SITE_POST_ACTIVATION) ||
+	    !fl_steps_match(fl_fault_steps(f, "steps"), ctx->step))
 		return;
 	uint64_t t0 = fl_clock_ticks();
 	long n;

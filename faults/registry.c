@@ -7,12 +7,18 @@ extern const struct fl_fault_ops fl_fault_loader_sleep;
 extern const struct fl_fault_ops fl_fault_op_storm;
 extern const struct fl_fault_ops fl_fault_periodic_stall;
 extern const struct fl_fault_ops fl_fault_gc_pause;
+extern const struct fl_fault_ops fl_fault_throttled_rank;
+extern const struct fl_fault_ops fl_fault_sync_injection;
+extern const struct fl_fault_ops fl_fault_unoverlapped_allreduce;
 
 const struct fl_fault_ops *const fl_faults[] = {
 	&fl_fault_loader_sleep,
 	&fl_fault_op_storm,
 	&fl_fault_periodic_stall,
 	&fl_fault_gc_pause,
+	&fl_fault_throttled_rank,
+	&fl_fault_sync_injection,
+	&fl_fault_unoverlapped_allreduce,
 	NULL,
 };
 

@@ -3,10 +3,12 @@
 #include "generator/device.h"
 
 extern const struct fl_backend_ops fl_backend_cpu;
+extern const struct fl_backend_ops fl_backend_emu;
 
-/* The backend registry. `emu` and `cuda` join this table in their own issues. */
+/* The backend registry. `cuda` joins this table in its own issue. */
 const struct fl_backend_ops *const fl_backends[] = {
 	&fl_backend_cpu,
+	&fl_backend_emu,
 	NULL,
 };
 
@@ -16,4 +18,30 @@ const struct fl_backend_ops *fl_backend_find(const char *name)
 		if (strcmp(fl_backends[i]->name, name) == 0)
 			return fl_backends[i];
 	return NULL;
+}
+
+void fl_dev_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream)
+{
+	if (be->ops->release)
+		be->ops->release(be, fn, ctx, stream);
+	else
+		fn(ctx);
+}
+
+void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream)
+{
+	if (be->ops->stream_wait)
+		be->ops->stream_wait(be, wait_stream, on_stream);
+}
+
+void fl_dev_stream_synchronize(struct fl_backend *be, int stream)
+{
+	if (be->ops->stream_synchronize)
+		be->ops->stream_synchronize(be, stream);
+}
+
+void fl_dev_synchronize(struct fl_backend *be)
+{
+	if (be->ops->synchronize)
+		be->ops->synchronize(be);
 }

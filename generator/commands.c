@@ -10,6 +10,7 @@
 
 #include "common/strbuf.h"
 #include "faults/fault.h"
+#include "generator/comm.h"
 #include "generator/harness.h"
 #include "grader/validate.h"
 
@@ -103,6 +104,18 @@ static enum fl_status cmd_run(int argc, char **argv)
 		goto out;
 	if (ranks)
 		sc.ranks = ranks;
+	if (sc.ranks > 1 && !fl_comm_launched()) {
+		/* one process per rank: start again under mpirun */
+		if (!FL_COMM_BUILT) {
+			st = fl_error(FL_ERUNTIME, "run: scenario '%s' asks for %ld ranks, but this faultline was built without MPI",
+				      sc.name, sc.ranks);
+			goto out;
+		}
+		st = fl_mpirun((int)sc.ranks, argv, argc, 1);
+		goto out;
+	}
+	if ((st = fl_comm_init()))
+		goto out;
 	if (vary) {
 		if (!o.seed_set) {
 			st = fl_error(FL_EINPUT, "run: --vary needs --seed N (the learner's seed makes the variant reproducible)");
@@ -112,10 +125,17 @@ static enum fl_status cmd_run(int argc, char **argv)
 			goto out;
 	}
 	struct fl_run_result r;
-	if ((st = fl_run_scenario(&sc, &o, &r)))
+	if ((st = fl_run_scenario(&sc, &o, &r))) {
+		if (fl_comm_size() > 1) { /* one failed rank must not leave the others waiting */
+			fprintf(stderr, "faultline: rank %d: %s\n", fl_comm_rank(), fl_error_msg());
+			fl_comm_abort(st);
+		}
 		goto out;
-	print_result(&sc, &r);
+	}
+	if (r.rank == 0)
+		print_result(&sc, &r);
 	cJSON_Delete(r.metrics);
+	fl_comm_finalize();
 out:
 	fl_scenario_release(&sc);
 	return st;
@@ -227,6 +247,13 @@ static enum fl_status cmd_regen(int argc, char **argv)
 					oi.baseline_metrics = metrics[b];
 					oi.baseline_name = sc[b].name;
 				}
+			if (sc[i].ranks > 1) {
+				char *args[] = {"run", files[i], "-o", (char *)(o.out_dir ? o.out_dir : "out")};
+				if ((st = fl_mpirun((int)sc[i].ranks, args, 4, 0)))
+					goto out_sc;
+				done[i] = 1;
+				continue;
+			}
 			struct fl_run_result r;
 			if ((st = fl_run_scenario(&sc[i], &oi, &r)))
 				goto out_sc;

@@ -1,17 +1,21 @@
 #include "generator/harness.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture/kineto_writer.h"
 #include "capture/tracer.h"
+#include "generator/comm.h"
 #include "generator/truth.h"
-#include "grader/host_metrics.h"
-#include "grader/trace_reader.h"
+
+extern char **environ;
 
 #define MAX_SPANS 16
 
@@ -23,6 +27,17 @@ struct fl_harness {
 	const char *span_names[MAX_SPANS];
 	uint32_t span_ids[MAX_SPANS];
 	size_t n_spans;
+	/* watchdog */
+	pthread_t wd;
+	int wd_running;
+	pthread_mutex_t wd_mu;
+	pthread_cond_t wd_cv;
+	int wd_stop;
+	unsigned wd_seconds;
+	volatile unsigned long progress;
+	volatile long wd_step;
+	const char *volatile wd_where;
+	int rank;
 };
 
 void fl_harness_declare_span(struct fl_harness *h, const char *span)
@@ -66,6 +81,82 @@ static void run_sites(void *arg, enum fl_site s, struct fl_tensor **t)
 		if ((h)->faults[fi_].ops->hook)                               \
 			(h)->faults[fi_].ops->hook(&(h)->faults[fi_], &(h)->ctx)
 
+/* ---- watchdog: a run that stops making progress ends with a message ---- */
+
+static void progress(struct fl_harness *h, long step, const char *where)
+{
+	h->wd_step = step;
+	h->wd_where = where;
+	__atomic_add_fetch(&h->progress, 1, __ATOMIC_RELAXED);
+}
+
+static void *watchdog_main(void *arg)
+{
+	struct fl_harness *h = arg;
+	unsigned long last = (unsigned long)-1;
+	unsigned idle = 0;
+	pthread_mutex_lock(&h->wd_mu);
+	while (!h->wd_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&h->wd_cv, &h->wd_mu, &ts);
+		if (h->wd_stop)
+			break;
+		unsigned long now = __atomic_load_n(&h->progress, __ATOMIC_RELAXED);
+		idle = now == last ? idle + 1 : 0;
+		last = now;
+		if (idle >= h->wd_seconds) {
+			fprintf(stderr,
+				"faultline: rank %d: no progress for %u s in step %ld (%s); ending the run "
+				"(a rank that waits in a collective is waiting for another rank)\n",
+				h->rank, h->wd_seconds, h->wd_step, h->wd_where ? h->wd_where : "?");
+			fflush(stderr);
+			fl_comm_abort(FL_ERUNTIME);
+		}
+	}
+	pthread_mutex_unlock(&h->wd_mu);
+	return NULL;
+}
+
+static void watchdog_start(struct fl_harness *h)
+{
+	const char *env = getenv("FL_WATCHDOG_S");
+	h->wd_seconds = env && atoi(env) > 0 ? (unsigned)atoi(env) : 120;
+	pthread_mutex_init(&h->wd_mu, NULL);
+	pthread_cond_init(&h->wd_cv, NULL);
+	h->wd_running = pthread_create(&h->wd, NULL, watchdog_main, h) == 0;
+}
+
+static void watchdog_stop(struct fl_harness *h)
+{
+	if (!h->wd_running)
+		return;
+	pthread_mutex_lock(&h->wd_mu);
+	h->wd_stop = 1;
+	pthread_cond_signal(&h->wd_cv);
+	pthread_mutex_unlock(&h->wd_mu);
+	pthread_join(h->wd, NULL);
+	h->wd_running = 0;
+	pthread_mutex_destroy(&h->wd_mu);
+	pthread_cond_destroy(&h->wd_cv);
+}
+
+/* Test hook for the watchdog test: FL_TEST_HANG="RANK:STEP" makes that rank stop
+ * making progress at that step (it blocks forever, as a deadlocked rank does). */
+static void test_hang(int rank, long step)
+{
+	const char *env = getenv("FL_TEST_HANG");
+	int r;
+	long s;
+	if (!env || sscanf(env, "%d:%ld", &r, &s) != 2 || r != rank || s != step)
+		return;
+	for (;;)
+		pause();
+}
+
+/* ---- output ---- */
+
 enum fl_status fl_prepare_out_dir(const char *dir)
 {
 	char buf[PATH_MAX];
@@ -89,10 +180,70 @@ enum fl_status fl_prepare_out_dir(const char *dir)
 	return FL_OK;
 }
 
-static void join(char *out, size_t n, const char *dir, const char *name)
+/* "x.json.gz" → "x.rank-3.json.gz" */
+static void rank_name(char *out, size_t n, const char *name, int rank)
 {
-	snprintf(out, n, "%s/%s", dir, name);
+	const char *dot = strstr(name, ".json");
+	if (!dot)
+		dot = name + strlen(name);
+	snprintf(out, n, "%.*s.rank-%d%s", (int)(dot - name), name, rank, dot);
 }
+
+enum fl_status fl_mpirun(int ranks, char **args, int nargs, int exec)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return fl_error(FL_ERUNTIME, "cannot find the faultline binary to start under mpirun: %s", strerror(errno));
+	self[n] = '\0';
+	char np[16];
+	snprintf(np, sizeof(np), "%d", ranks);
+	char **argv = calloc((size_t)nargs + 20, sizeof(char *));
+	int k = 0;
+	argv[k++] = "mpirun";
+	if (geteuid() == 0)
+		argv[k++] = "--allow-run-as-root";
+	/* ranks may outnumber cores; no pinning, so throttled ranks can yield their core */
+	argv[k++] = "--oversubscribe";
+	argv[k++] = "--bind-to";
+	argv[k++] = "none";
+	argv[k++] = "--mca";
+	argv[k++] = "btl";
+	argv[k++] = "self,vader";
+	argv[k++] = "--mca";
+	argv[k++] = "btl_vader_single_copy_mechanism";
+	argv[k++] = "none";
+	argv[k++] = "-np";
+	argv[k++] = np;
+	argv[k++] = self;
+	for (int i = 0; i < nargs; i++)
+		argv[k++] = args[i];
+	argv[k] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	if (exec) {
+		execvp("mpirun", argv);
+		int e = errno;
+		free(argv);
+		return fl_error(FL_ERUNTIME, "cannot start mpirun for a %d-rank run: %s (install openmpi-bin)", ranks, strerror(e));
+	}
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "mpirun", NULL, NULL, argv, environ);
+	free(argv);
+	if (rc != 0)
+		return fl_error(FL_ERUNTIME, "cannot start mpirun for a %d-rank run: %s (install openmpi-bin)", ranks, strerror(rc));
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return FL_OK;
+	if (WIFEXITED(status))
+		return fl_error(WEXITSTATUS(status) <= 4 ? (enum fl_status)WEXITSTATUS(status) : FL_ERUNTIME,
+				"the %d-rank run under mpirun failed (exit %d)", ranks, WEXITSTATUS(status));
+	return fl_error(FL_ERUNTIME, "the %d-rank run under mpirun was killed by signal %d", ranks, WTERMSIG(status));
+}
+
+/* ---- the run ---- */
 
 enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r)
 {
@@ -100,60 +251,95 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	struct fl_harness *h = NULL;
 	struct fl_backend be = {0};
 	int be_open = 0, wl_init = 0;
+	uint32_t *step_id = NULL;
+	cJSON *report = NULL;
+	char **reports_text = NULL;
 	const char *out_dir = o->out_dir ? o->out_dir : "out";
 	const char *backend = o->backend ? o->backend : sc->backend;
 	uint64_t seed = o->seed_set ? o->seed : sc->seed;
 	long active = o->active_steps > 0 ? o->active_steps : sc->active;
 	long total = sc->wait + sc->warmup + active;
 	uint64_t t_start = fl_clock_realtime_ns();
+	int train = strcmp(sc->workload.mode, "train") == 0;
 
 	memset(r, 0, sizeof(*r));
-	if (sc->ranks > 1)
-		return fl_error(FL_EINPUT, "scenario '%s' asks for %ld ranks; multi-rank runs need the emu backend, which this build does not have yet",
-				sc->name, sc->ranks);
+	r->rank = fl_comm_rank();
+	r->world_size = fl_comm_size();
 	if (strcmp(backend, "auto") == 0)
-		backend = "cpu"; /* the only backend built so far */
+		backend = "emu"; /* cuda is preferred when usable, once it is built */
 	be.ops = fl_backend_find(backend);
 	if (!be.ops) {
-		return fl_error(FL_EINPUT, "scenario '%s': backend '%s' is not available, expected one of: cpu",
-				sc->name, backend);
+		char list[128] = "";
+		for (size_t i = 0; fl_backends[i]; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", fl_backends[i]->name);
+		return fl_error(FL_EINPUT, "scenario '%s': backend '%s' is not available in this build, expected one of: %s, auto",
+				sc->name, backend, list);
 	}
+	if (r->world_size > 1 && !be.ops->allreduce)
+		return fl_error(FL_EINPUT, "scenario '%s': %d ranks need a backend with collectives (emu), not '%s'",
+				sc->name, r->world_size, be.ops->name);
+	if (train && !be.ops->asynchronous)
+		return fl_error(FL_EINPUT, "scenario '%s': workload.mode \"train\" needs a device backend (emu), not '%s'",
+				sc->name, be.ops->name);
+	for (size_t p = 0; p < sc->workload.n_phases; p++)
+		if (!fl_workload_has_phase(train, sc->workload.phases[p]))
+			return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: phase '%s' needs workload.mode \"train\"",
+					sc->path, p, sc->workload.phases[p]);
 	if ((st = fl_prepare_out_dir(out_dir)))
 		return st;
-	char trace_name[256], truth_name[256];
-	snprintf(trace_name, sizeof(trace_name), "%s", sc->out_trace ? sc->out_trace : "");
-	if (!sc->out_trace)
-		snprintf(trace_name, sizeof(trace_name), "%s.json.gz", sc->name);
-	snprintf(truth_name, sizeof(truth_name), "%s", sc->out_truth ? sc->out_truth : "");
-	if (!sc->out_truth)
+	char trace_name[256], truth_name[256], base_trace[256];
+	if (sc->out_trace)
+		snprintf(base_trace, sizeof(base_trace), "%s", sc->out_trace);
+	else
+		snprintf(base_trace, sizeof(base_trace), "%s.json.gz", sc->name);
+	if (r->world_size > 1)
+		rank_name(trace_name, sizeof(trace_name), base_trace, r->rank);
+	else
+		snprintf(trace_name, sizeof(trace_name), "%s", base_trace);
+	if (sc->out_truth)
+		snprintf(truth_name, sizeof(truth_name), "%s", sc->out_truth);
+	else
 		snprintf(truth_name, sizeof(truth_name), "%s.truth.json", sc->name);
-	join(r->trace_path, sizeof(r->trace_path), out_dir, trace_name);
-	join(r->truth_path, sizeof(r->truth_path), out_dir, truth_name);
+	snprintf(r->trace_path, sizeof(r->trace_path), "%s/%s", out_dir, trace_name);
+	snprintf(r->truth_path, sizeof(r->truth_path), "%s/%s", out_dir, truth_name);
 
 	if ((st = fl_tracer_init(1u << 16)))
 		return st;
-	if ((st = be.ops->open(&be)))
+	if ((st = fl_tracer_thread_attach("main", -1)))
+		goto out;
+	struct fl_backend_config cfg = {.rank = r->rank, .world_size = r->world_size, .device = 0};
+	if ((st = be.ops->open(&be, &cfg)))
 		goto out;
 	be_open = 1;
 
-	/* calibration: once per machine and workload shape */
+	struct fl_workload_shape shape = {
+		.train = train,
+		.batch = (int)sc->workload.batch,
+		.dim = (int)sc->workload.dim,
+		.layers = (int)sc->workload.layers,
+		.world = r->world_size,
+		.alloc = sc->workload.alloc,
+	};
+	/* calibration: once per machine and workload shape; rank 0 measures, all use it */
 	if (o->calibration)
 		r->calibration = *o->calibration;
-	else
-		fl_workload_calibrate(&r->calibration, &be, sc->workload.alloc, (int)sc->workload.batch,
-				      (int)sc->workload.dim, sc->workload.target_step_ms, seed);
-	if (!o->quiet)
+	else if (r->rank == 0)
+		fl_workload_calibrate(&r->calibration, &be, &shape, sc->workload.phases, sc->workload.n_phases,
+				      sc->workload.target_step_ms, seed);
+	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
+		goto out;
+	if (!o->quiet && r->rank == 0)
 		fprintf(stderr, "faultline: %s: calibrated dim %d (healthy step %.3f ms, target %.3f ms)\n", sc->name,
 			r->calibration.dim, r->calibration.measured_ms, r->calibration.target_ms);
+	shape.dim = r->calibration.dim;
 
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		st = fl_error(FL_ERUNTIME, "out of memory");
 		goto out;
 	}
-	if ((st = fl_tracer_thread_attach("main", -1)))
-		goto out;
-	fl_workload_init(&h->wl, &be, sc->workload.alloc, r->calibration.batch, r->calibration.dim, seed);
+	h->rank = r->rank;
+	fl_workload_init(&h->wl, &be, &shape, seed + (uint64_t)r->rank * 7919u);
 	wl_init = 1;
 	h->wl.site = run_sites;
 	h->wl.site_arg = h;
@@ -163,7 +349,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	uint32_t phase_id[FL_MAX_PHASES];
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
 		phase_id[p] = fl_tracer_intern(sc->workload.phases[p]);
-	uint32_t *step_id = calloc((size_t)total, sizeof(*step_id));
+	step_id = calloc((size_t)total, sizeof(*step_id));
 	if (!step_id) {
 		st = fl_error(FL_ERUNTIME, "out of memory");
 		goto out;
@@ -176,6 +362,12 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 
 	struct fl_fault_env env = {
 		.backend = be.ops->name,
+		.device = &be,
+		.rank = r->rank,
+		.world_size = r->world_size,
+		.train = train,
+		.layers = h->wl.layers,
+		.ddp_overlap = &h->wl.ddp_overlap,
 		.phases = sc->workload.phases,
 		.n_phases = sc->workload.n_phases,
 		.total_steps = total,
@@ -186,19 +378,20 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		f->ops = sc->faults[i].ops;
 		f->params = sc->faults[i].values;
 		f->seed = seed * 1000003u + i;
-		f->cap_inst = (size_t)total * 4 + 16;
+		f->cap_inst = (size_t)total * 8 + 16;
 		f->inst = calloc(f->cap_inst, sizeof(*f->inst));
 		h->n_faults = i + 1;
 		if (!f->inst) {
 			st = fl_error(FL_ERUNTIME, "out of memory");
-			goto out_steps;
+			goto out;
 		}
 		if (f->ops->init && (st = f->ops->init(f, &env))) {
 			fl_error_prefix(st, "'%s': faults[%zu]: ", sc->path, i);
-			goto out_steps;
+			goto out;
 		}
 	}
 
+	watchdog_start(h);
 	uint64_t window_t0 = 0, window_t1 = 0;
 	long first_active = sc->wait + sc->warmup;
 	for (long s = 0; s < total; s++) {
@@ -206,22 +399,30 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 			fl_tracer_set_recording(1); /* warmup: recorded, then discarded */
 		if (s == first_active) {
 			fl_tracer_set_recording(0);
+			fl_dev_synchronize(&be); /* device workers idle before their buffers are reset */
 			uint32_t per_step = fl_tracer_max_count() / (uint32_t)(sc->warmup ? sc->warmup : 1);
 			uint64_t need = (uint64_t)per_step * (uint64_t)active * 2 + 4096;
 			if (need > (1u << 28))
 				need = 1u << 28;
 			if ((st = fl_tracer_reserve((uint32_t)need)))
-				goto out_steps;
+				goto out_wd;
+			if (be.ops->stats) {
+				struct fl_device_stats discard;
+				be.ops->stats(&be, &discard, 1);
+			}
 			window_t0 = fl_clock_ticks();
 			fl_tracer_set_recording(1);
 		}
 		h->ctx.step = s;
 		h->ctx.recorded = s >= first_active;
 		h->ctx.phase = NULL;
+		progress(h, s, "step begin");
+		test_hang(r->rank, s);
 		uint32_t step_slot = fl_span_begin(step_id[s], FL_EV_USER_ANNOTATION);
 		EACH_FAULT(h, step_begin);
 		for (size_t p = 0; p < sc->workload.n_phases; p++) {
 			h->ctx.phase = sc->workload.phases[p];
+			progress(h, s, h->ctx.phase);
 			uint32_t ps = fl_span_begin(phase_id[p], FL_EV_USER_ANNOTATION);
 			EACH_FAULT(h, phase_begin);
 			fl_workload_run_phase(&h->wl, sc->workload.phases[p]);
@@ -229,63 +430,79 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 			fl_span_end(ps);
 		}
 		h->ctx.phase = NULL;
+		progress(h, s, "step end");
 		EACH_FAULT(h, step_end);
 		fl_span_end(step_slot);
 	}
 	window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
+	progress(h, total, "writing the trace");
+	fl_dev_synchronize(&be);
 
 	struct fl_trace_meta meta = {
 		.trace_name = trace_name,
 		.process_name = "faultline",
 		.device_properties = be.ops->device_properties ? be.ops->device_properties(&be) : "[]",
-		.rank = 0,
-		.world_size = 1,
-		.dist_backend = "none",
+		.rank = r->rank,
+		.world_size = r->world_size,
+		.dist_backend = r->world_size > 1 ? "mpi" : "none",
 		.window_t0 = window_t0,
 		.window_t1 = window_t1,
 		.seed = seed,
 	};
 	struct fl_trace_stats tstats;
 	if ((st = fl_kineto_write(r->trace_path, &meta, &tstats)))
-		goto out_steps;
+		goto out_wd;
 
-	/* metrics recomputed from the written trace, by the reader learners' tools mirror */
-	struct fl_trace t;
-	if ((st = fl_trace_read(r->trace_path, &t))) {
-		fl_error_prefix(FL_EINTERNAL, "reading back the trace just written: ");
-		st = FL_EINTERNAL;
-		goto out_steps;
-	}
-	struct fl_host_metrics hm;
-	fl_host_metrics_compute(&t, &hm);
-	r->metrics = fl_host_metrics_json(&hm);
-	fl_host_metrics_release(&hm);
-	fl_trace_release(&t);
-
-	struct fl_truth_input ti = {
-		.sc = sc,
-		.backend = be.ops->name,
-		.seed = seed,
-		.active = active,
-		.trace_path = r->trace_path,
-		.trace_name = trace_name,
-		.trace_stats = &tstats,
-		.calibration = &r->calibration,
-		.faults = h->faults,
-		.n_faults = h->n_faults,
-		.metrics = r->metrics,
-		.baseline_metrics = o->baseline_metrics,
-		.baseline_name = o->baseline_name,
-		.last_loss = h->wl.last_loss,
-	};
-	st = fl_truth_write(r->truth_path, &ti);
+	struct fl_device_stats dstats = {0};
+	if (be.ops->stats)
+		be.ops->stats(&be, &dstats, 0);
+	report = fl_truth_rank_report(r->rank, trace_name, &tstats, h->faults, h->n_faults,
+				      be.ops->asynchronous ? &dstats : NULL);
+	char *text = cJSON_PrintUnformatted(report);
+	progress(h, total, "gathering the truth");
+	st = fl_comm_gather_strings(text, &reports_text);
+	free(text);
 	if (st)
-		unlink(r->trace_path); /* a trace without its truth is no use to anyone */
-
-out_steps:
-	free(step_id);
+		goto out_wd;
+	if (r->rank == 0) {
+		cJSON *reports[1024] = {0};
+		size_t n = (size_t)r->world_size < 1024 ? (size_t)r->world_size : 1024;
+		for (size_t k = 0; k < n; k++)
+			reports[k] = cJSON_Parse(reports_text[k]);
+		struct fl_truth_input ti = {
+			.sc = sc,
+			.backend = be.ops->name,
+			.seed = seed,
+			.active = active,
+			.world_size = r->world_size,
+			.out_dir = out_dir,
+			.calibration = &r->calibration,
+			.faults = h->faults,
+			.n_faults = h->n_faults,
+			.baseline_metrics = o->baseline_metrics,
+			.baseline_name = o->baseline_name,
+			.last_loss = h->wl.last_loss,
+			.watchdog_s = r->world_size > 1 ? h->wd_seconds : 0,
+		};
+		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
+		for (size_t k = 0; k < n; k++)
+			cJSON_Delete(reports[k]);
+		if (st)
+			unlink(r->trace_path); /* a trace without its truth is no use to anyone */
+	}
+	if (!st)
+		st = fl_comm_barrier();
+out_wd:
+	watchdog_stop(h);
 out:
+	if (reports_text) {
+		for (int k = 0; k < (r->rank == 0 ? r->world_size : 0); k++)
+			free(reports_text[k]);
+		free(reports_text);
+	}
+	cJSON_Delete(report);
+	free(step_id);
 	if (h) {
 		for (size_t i = 0; i < h->n_faults; i++) {
 			if (h->faults[i].ops->release)

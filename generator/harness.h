@@ -1,9 +1,15 @@
-/* harness.h — runs a scenario: calibration, the step loop with its phases and
- * fault hooks, the recorded window, then the trace and the truth.
+/* harness.h — runs a scenario on one rank: calibration, the step loop with its
+ * phases and fault hooks, the recorded window, then the trace and (rank 0) the
+ * truth.
  *
  * Schedule as torch.profiler's: `wait` steps unrecorded, `warmup` steps recorded
  * and discarded (they size the event buffers), `active` steps recorded; steps
  * are numbered from 0, so 1/1/8 records ProfilerStep#2..#9.
+ *
+ * Ranks: under MPI every rank runs this; rank 0 calibrates and broadcasts the
+ * choice, each rank writes NAME.rank-K.json.gz, rank 0 gathers every rank's
+ * instances and writes the truth. A watchdog ends a run that stops making
+ * progress (FL_WATCHDOG_S seconds, default 120) with a message naming the rank.
  */
 #ifndef FL_HARNESS_H
 #define FL_HARNESS_H
@@ -27,10 +33,11 @@ struct fl_run_opts {
 };
 
 struct fl_run_result {
-	char trace_path[PATH_MAX];
+	char trace_path[PATH_MAX];   /* this rank's trace */
 	char truth_path[PATH_MAX];
+	int rank, world_size;
 	struct fl_calibration calibration;
-	cJSON *metrics;             /* owned by the caller */
+	cJSON *metrics;             /* rank 0: owned by the caller */
 	double wall_s;
 };
 
@@ -38,5 +45,9 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 
 /* Create dir (and parents) if missing and check that it is writable. */
 enum fl_status fl_prepare_out_dir(const char *dir);
+
+/* Start `faultline ARGS` with `ranks` processes under mpirun (as root with
+ * --allow-run-as-root). exec: replace this process; else wait for it. */
+enum fl_status fl_mpirun(int ranks, char **args, int nargs, int exec);
 
 #endif

@@ -12,11 +12,13 @@
 static const char *const top_keys[] = {"schema", "name", "description", "backend", "ranks", "seed",
 				       "schedule", "workload", "faults", "output", "rubric", "baseline", NULL};
 static const char *const schedule_keys[] = {"wait", "warmup", "active", NULL};
-static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "target_step_ms",
+static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "layers", "target_step_ms",
 					    "allocator", "phases", NULL};
 static const char *const fault_keys[] = {"fault", "params", "vary", NULL};
 static const char *const output_keys[] = {"trace", "truth", NULL};
-static const char *const known_phases[] = {"data_loading", "forward", "metrics", NULL};
+static const char *const known_phases[] = {"data_loading", "forward", "backward", "optimizer", "metrics", NULL};
+static const char *const default_phases[] = {"data_loading", "forward", "metrics", NULL};
+static const char *const default_train_phases[] = {"data_loading", "forward", "backward", "optimizer", "metrics", NULL};
 
 static void steps_free(struct fl_steps *s)
 {
@@ -45,9 +47,10 @@ static enum fl_status parse_steps(const char *file, const char *place, const cJS
 		cJSON_ArrayForEach(it, v) {
 			if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
 			    it->valuedouble > 1e9) {
+				size_t bad = s->n; /* steps_free() zeroes n */
 				steps_free(s);
 				return fl_error(FL_EINPUT, "'%s': %s[%zu]: expected a step number (an integer >= 0), got %s",
-						file, place, s->n, fl_json_type_name(it));
+						file, place, bad, fl_json_type_name(it));
 			}
 			s->list[s->n++] = (long)it->valuedouble;
 		}
@@ -340,6 +343,7 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	sc->workload.mode = "inference";
 	sc->workload.batch = 64;
 	sc->workload.dim = 512;
+	sc->workload.layers = 4;
 	sc->workload.target_step_ms = 0.3;
 	sc->workload.alloc = FL_ALLOC_SYSTEM;
 	if (!w)
@@ -352,14 +356,15 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	    (st = fl_json_get_string(file, "workload", w, "mode", 0, &sc->workload.mode)) ||
 	    (st = fl_json_get_int(file, "workload", w, "batch", 0, 1, 65536, &sc->workload.batch)) ||
 	    (st = fl_json_get_int(file, "workload", w, "dim", 0, 8, 8192, &sc->workload.dim)) ||
+	    (st = fl_json_get_int(file, "workload", w, "layers", 0, 1, 16, &sc->workload.layers)) ||
 	    (st = fl_json_get_number(file, "workload", w, "target_step_ms", 0, &sc->workload.target_step_ms)) ||
 	    (st = fl_json_get_string(file, "workload", w, "allocator", 0, &alloc)))
 		return st;
 	if (strcmp(sc->workload.kind, "mlp") != 0)
 		return fl_error(FL_EINPUT, "'%s': workload.kind: expected \"mlp\", got \"%s\"", file, sc->workload.kind);
-	if (strcmp(sc->workload.mode, "inference") != 0)
-		return fl_error(FL_EINPUT, "'%s': workload.mode: expected \"inference\" (training needs a device backend), got \"%s\"",
-				file, sc->workload.mode);
+	if (strcmp(sc->workload.mode, "inference") != 0 && strcmp(sc->workload.mode, "train") != 0)
+		return fl_error(FL_EINPUT, "'%s': workload.mode: expected \"inference\" or \"train\", got \"%s\"", file,
+				sc->workload.mode);
 	if (!(sc->workload.target_step_ms > 0.01 && sc->workload.target_step_ms <= 10000))
 		return fl_error(FL_EINPUT, "'%s': workload.target_step_ms: %g is out of range, expected a number in [0.01, 10000]",
 				file, sc->workload.target_step_ms);
@@ -384,12 +389,13 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 			for (const char *const *k = known_phases; *k; k++)
 				ok |= strcmp(*k, it->valuestring) == 0;
 			if (!ok)
-				return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: unknown phase \"%s\", expected one of: data_loading, forward, metrics",
+				return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: unknown phase \"%s\", expected one of: data_loading, forward, backward, optimizer, metrics",
 						file, i, it->valuestring);
 			sc->workload.phases[sc->workload.n_phases++] = it->valuestring;
 		}
 	} else {
-		for (const char *const *k = known_phases; *k; k++)
+		const char *const *def = strcmp(sc->workload.mode, "train") == 0 ? default_train_phases : default_phases;
+		for (const char *const *k = def; *k; k++)
 			sc->workload.phases[sc->workload.n_phases++] = *k;
 	}
 

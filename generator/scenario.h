@@ -40,7 +40,7 @@ struct fl_scenario {
 	long wait, warmup, active;
 	struct {
 		const char *kind, *mode;
-		long batch, dim;
+		long batch, dim, layers;
 		double target_step_ms;
 		enum fl_alloc_policy alloc;
 		const char *phases[FL_MAX_PHASES];

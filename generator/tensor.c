@@ -72,7 +72,9 @@ static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
 		if (p == MAP_FAILED)
 			oom();
 		t->data = p;
+		t->mapped = 1;
 	} else {
+		t->mapped = 0;
 		t->data = malloc(t->bytes);
 		if (!t->data)
 			oom();
@@ -80,15 +82,24 @@ static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
 	return t;
 }
 
-void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t)
+static void tensor_release_now(void *ctx)
 {
-	if (!t)
-		return;
-	if (rt->alloc == FL_ALLOC_SYSTEM && t->bytes >= FL_SYSTEM_MIN_BYTES)
+	struct fl_tensor *t = ctx;
+	if (t->mapped)
 		munmap(t->data, t->bytes);
 	else
 		free(t->data);
 	free(t);
+}
+
+void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t)
+{
+	if (!t)
+		return;
+	if (rt->be && rt->be->ops->asynchronous) /* queued work may still read it: free in stream order */
+		fl_dev_release(rt->be, tensor_release_now, t, FL_STREAM_COMPUTE);
+	else
+		tensor_release_now(t);
 }
 
 #define OP_BEGIN(rt, id) fl_span_begin((rt)->op_name[id], FL_EV_CPU_OP)
@@ -171,7 +182,6 @@ static void k_sub(const struct fl_kernel_args *a)
 }
 static void k_copy_scalar(const struct fl_kernel_args *a) { a->out[0] = a->scalar; }
 
-static const struct fl_kernel K_NORMAL = {"normal_kernel", k_normal};
 static const struct fl_kernel K_MM = {"gemm_kernel", k_mm};
 static const struct fl_kernel K_CLAMP = {"clamp_min_kernel", k_clamp_min};
 static const struct fl_kernel K_POW2 = {"pow_kernel", k_pow2};
@@ -184,7 +194,17 @@ static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
 
 static void launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
 {
-	rt->be->ops->launch(rt->be, k, a);
+	rt->be->ops->launch(rt->be, k, a, FL_STREAM_COMPUTE);
+}
+
+void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
+{
+	launch(rt, k, a);
+}
+
+struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols)
+{
+	return tensor_new(rt, rows, cols);
 }
 
 /* ---- ops ---- */
@@ -200,6 +220,7 @@ struct fl_tensor *fl_rt_param(struct fl_rt *rt, int rows, int cols, float scale)
 
 struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 {
+	/* the data loader makes the batch on the host */
 	uint32_t op = OP_BEGIN(rt, FL_OP_RANDN);
 	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
 	struct fl_tensor *t = tensor_new(rt, rows, cols);
@@ -207,10 +228,24 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 	uint32_t nrm = OP_BEGIN(rt, FL_OP_NORMAL);
 	struct fl_kernel_args a = {.out = t->data, .m = rows, .n = cols, .scalar = 1.0f,
 				   .result = (double *)(void *)rt->rng};
-	launch(rt, &K_NORMAL, &a);
+	k_normal(&a);
 	fl_span_end(nrm);
 	fl_span_end(op);
-	return t;
+	if (!rt->be->ops->asynchronous)
+		return t;
+	/* x.to(device): a pageable host-to-device copy */
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	struct fl_tensor *d = tensor_new(rt, rows, cols);
+	fl_span_end(es);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	rt->be->ops->copy(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+	fl_span_end(cp);
+	fl_span_end(tc);
+	fl_span_end(to);
+	fl_tensor_free(rt, t);
+	return d;
 }
 
 struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *x, const struct fl_tensor *w)
@@ -294,10 +329,19 @@ double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)
 {
 	uint32_t op = OP_BEGIN(rt, FL_OP_ITEM);
 	uint32_t l = OP_BEGIN(rt, FL_OP_LOCAL_SCALAR);
-	if (rt->be->ops->asynchronous && rt->be->ops->synchronize)
-		rt->be->ops->synchronize(rt->be);
-	double v = t->data[0];
+	double v;
+	if (rt->be->ops->asynchronous) {
+		/* the host reads a device value: copy back, then wait for the stream */
+		float host = 0;
+		rt->be->ops->copy(rt->be, &host, t->data, sizeof(float), FL_COPY_D2H, FL_STREAM_COMPUTE);
+		fl_dev_stream_synchronize(rt->be, FL_STREAM_COMPUTE);
+		v = host;
+	} else {
+		v = t->data[0];
+	}
 	fl_span_end(l);
 	fl_span_end(op);
 	return v;
 }
+
+uint32_t fl_rt_op_name(const char *name) { return fl_tracer_intern(name); }

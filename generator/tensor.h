@@ -29,6 +29,7 @@ struct fl_tensor {
 	int rows, cols;
 	float *data;
 	size_t bytes;
+	int mapped;     /* storage came from mmap (FL_ALLOC_SYSTEM) */
 };
 
 enum fl_rt_op {
@@ -62,7 +63,15 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x);
 struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x); /* 1×1 */
 /* x (op) s with the scalar wrapped into a tensor first, as eager frameworks do. */
 struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum fl_scalar_op op, double s);
-/* Host read of a 1×1 tensor (syncs an asynchronous device first). */
+/* Host read of a 1×1 tensor (on an asynchronous device: a device-to-host copy
+ * and a stream synchronize, as .item() does). */
 double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t);
+
+/* Building blocks for ops defined elsewhere (the training workload): an
+ * uninitialised tensor (no op recorded) and a kernel launch on the compute stream. */
+struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols);
+void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a);
+/* Intern an op name for fl_span_begin (before the window). */
+uint32_t fl_rt_op_name(const char *name);
 
 #endif

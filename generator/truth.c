@@ -8,8 +8,61 @@
 #include "capture/clock.h"
 #include "common/jsonutil.h"
 #include "common/sha256.h"
+#include "grader/host_metrics.h"
+#include "grader/trace_reader.h"
 
-static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc, size_t idx)
+static cJSON *instance_json(const struct fl_instance *in)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "step", (double)in->step);
+	cJSON_AddBoolToObject(j, "recorded", in->recorded);
+	cJSON_AddStringToObject(j, "phase", in->phase ? in->phase : "");
+	cJSON_AddNumberToObject(j, "requested", in->requested);
+	cJSON_AddNumberToObject(j, "measured", in->measured);
+	cJSON_AddStringToObject(j, "unit", in->unit ? in->unit : "");
+	for (int k = 0; k < 2; k++)
+		if (in->extra_name[k])
+			cJSON_AddNumberToObject(j, in->extra_name[k], in->extra[k]);
+	return j;
+}
+
+cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_trace_stats *ts,
+			    const struct fl_fault *faults, size_t n_faults, const struct fl_device_stats *dev)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddNumberToObject(r, "rank", rank);
+	cJSON *t = cJSON_AddObjectToObject(r, "trace");
+	cJSON_AddStringToObject(t, "file", trace_name);
+	cJSON_AddNumberToObject(t, "events", (double)ts->events);
+	cJSON_AddNumberToObject(t, "dropped_events", (double)ts->dropped);
+	cJSON *all = cJSON_AddArrayToObject(r, "instances");
+	for (size_t i = 0; i < n_faults; i++) {
+		const struct fl_fault *f = &faults[i];
+		cJSON *fa = cJSON_CreateObject();
+		size_t stored = f->n_inst < f->cap_inst ? f->n_inst : f->cap_inst;
+		cJSON_AddNumberToObject(fa, "lost", (double)(f->n_inst - stored));
+		cJSON *arr = cJSON_AddArrayToObject(fa, "list");
+		for (size_t k = 0; k < stored; k++) {
+			cJSON *j = instance_json(&f->inst[k]);
+			cJSON_AddNumberToObject(j, "rank", rank);
+			cJSON_AddItemToArray(arr, j);
+		}
+		cJSON_AddItemToArray(all, fa);
+	}
+	if (dev) {
+		cJSON *d = cJSON_AddObjectToObject(r, "device");
+		cJSON_AddNumberToObject(d, "kernel_ms", dev->kernel_ms);
+		cJSON_AddNumberToObject(d, "stretched_ms", dev->stretched_ms);
+		cJSON_AddNumberToObject(d, "kernels", (double)dev->kernels);
+		cJSON_AddNumberToObject(d, "copies", (double)dev->copies);
+		cJSON_AddNumberToObject(d, "syncs", (double)dev->syncs);
+		cJSON_AddNumberToObject(d, "collectives", (double)dev->collectives);
+	}
+	return r;
+}
+
+static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc, size_t idx, cJSON *const *reports,
+			 size_t n_reports)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "fault", f->ops->name);
@@ -32,51 +85,56 @@ static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc,
 		cJSON_AddItemToArray(rg, cJSON_CreateNumber(v->hi));
 		cJSON_AddNumberToObject(vj, "drawn", sc->faults[idx].values[k].num);
 	}
+	cJSON *insts = cJSON_CreateArray();
+	double lost = 0;
+	for (size_t r = 0; r < n_reports; r++) {
+		cJSON *fa = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(reports[r], "instances"), (int)idx);
+		lost += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(fa, "lost"));
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(fa, "list"))
+			cJSON_AddItemToArray(insts, cJSON_Duplicate(it, 1));
+	}
 	cJSON *steps = cJSON_AddArrayToObject(o, "affected_steps");
 	cJSON *rsteps = cJSON_AddArrayToObject(o, "affected_recorded_steps");
 	cJSON *phases = cJSON_AddArrayToObject(o, "affected_phases");
-	size_t stored = f->n_inst < f->cap_inst ? f->n_inst : f->cap_inst;
-	long last = -1;
-	for (size_t i = 0; i < stored; i++) {
-		const struct fl_instance *in = &f->inst[i];
-		if (in->step != last) {
-			cJSON_AddItemToArray(steps, cJSON_CreateNumber((double)in->step));
-			if (in->recorded)
-				cJSON_AddItemToArray(rsteps, cJSON_CreateNumber((double)in->step));
-			last = in->step;
+	cJSON *ranks = cJSON_AddArrayToObject(o, "affected_ranks");
+	const cJSON *it;
+	cJSON_ArrayForEach(it, insts) {
+		struct {
+			cJSON *arr;
+			cJSON *v;
+		} adds[] = {
+			{steps, cJSON_GetObjectItemCaseSensitive(it, "step")},
+			{cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "recorded")) ? rsteps : NULL,
+			 cJSON_GetObjectItemCaseSensitive(it, "step")},
+			{phases, cJSON_GetObjectItemCaseSensitive(it, "phase")},
+			{ranks, cJSON_GetObjectItemCaseSensitive(it, "rank")},
+		};
+		for (size_t a = 0; a < sizeof(adds) / sizeof(adds[0]); a++) {
+			if (!adds[a].arr || !adds[a].v)
+				continue;
+			int seen = 0;
+			const cJSON *x;
+			cJSON_ArrayForEach(x, adds[a].arr) seen |= cJSON_Compare(x, adds[a].v, 1);
+			if (!seen)
+				cJSON_AddItemToArray(adds[a].arr, cJSON_Duplicate(adds[a].v, 1));
 		}
-		int seen = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, phases) seen |= strcmp(it->valuestring, in->phase) == 0;
-		if (!seen)
-			cJSON_AddItemToArray(phases, cJSON_CreateString(in->phase));
 	}
-	cJSON *insts = cJSON_AddArrayToObject(o, "instances");
-	for (size_t i = 0; i < stored; i++) {
-		const struct fl_instance *in = &f->inst[i];
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddNumberToObject(j, "step", (double)in->step);
-		cJSON_AddBoolToObject(j, "recorded", in->recorded);
-		cJSON_AddStringToObject(j, "phase", in->phase);
-		cJSON_AddNumberToObject(j, "requested", in->requested);
-		cJSON_AddNumberToObject(j, "measured", in->measured);
-		cJSON_AddStringToObject(j, "unit", in->unit ? in->unit : "");
-		for (int k = 0; k < 2; k++)
-			if (in->extra_name[k])
-				cJSON_AddNumberToObject(j, in->extra_name[k], in->extra[k]);
-		cJSON_AddItemToArray(insts, j);
-	}
-	cJSON_AddNumberToObject(o, "instances_lost", (double)(f->n_inst - stored));
+	cJSON_AddItemToObject(o, "instances", insts);
+	cJSON_AddNumberToObject(o, "instances_lost", lost);
 	return o;
 }
 
-enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
+static void join(char *out, size_t n, const char *dir, const char *name)
+{
+	snprintf(out, n, "%s/%s", dir, name);
+}
+
+enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
+			      size_t n_reports, cJSON **metrics_out)
 {
 	const struct fl_scenario *sc = in->sc;
-	char hash[65];
-	enum fl_status st = fl_sha256_file(in->trace_path, hash);
-	if (st)
-		return st;
+	enum fl_status st = FL_OK;
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "schema", "faultline.truth/1");
 
@@ -89,6 +147,7 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
 	if (sc->rubric)
 		cJSON_AddStringToObject(s, "rubric", sc->rubric);
 	cJSON_AddNumberToObject(s, "seed", (double)in->seed);
+	cJSON_AddNumberToObject(s, "ranks", in->world_size);
 	cJSON *sch = cJSON_AddObjectToObject(s, "schedule");
 	cJSON_AddNumberToObject(sch, "wait", (double)sc->wait);
 	cJSON_AddNumberToObject(sch, "warmup", (double)sc->warmup);
@@ -97,14 +156,46 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
 	for (long k = sc->wait + sc->warmup; k < sc->wait + sc->warmup + in->active; k++)
 		cJSON_AddItemToArray(rec, cJSON_CreateNumber((double)k));
 
+	/* traces: hashes and metrics read back from what was written */
 	cJSON *traces = cJSON_AddArrayToObject(root, "traces");
-	cJSON *t = cJSON_CreateObject();
-	cJSON_AddStringToObject(t, "file", in->trace_name);
-	cJSON_AddStringToObject(t, "sha256", hash);
-	cJSON_AddNumberToObject(t, "rank", 0);
-	cJSON_AddNumberToObject(t, "events", (double)in->trace_stats->events);
-	cJSON_AddNumberToObject(t, "dropped_events", (double)in->trace_stats->dropped);
-	cJSON_AddItemToArray(traces, t);
+	cJSON *by_rank = n_reports > 1 ? cJSON_CreateArray() : NULL;
+	cJSON *metrics0 = NULL;
+	for (size_t r = 0; r < n_reports; r++) {
+		const cJSON *tr = cJSON_GetObjectItemCaseSensitive(reports[r], "trace");
+		const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tr, "file"));
+		char tp[4096], hash[65];
+		join(tp, sizeof(tp), in->out_dir, file ? file : "");
+		if ((st = fl_sha256_file(tp, hash)))
+			goto out;
+		cJSON *t = cJSON_Duplicate(tr, 1);
+		cJSON_AddStringToObject(t, "sha256", hash);
+		cJSON_AddItemToObject(t, "rank", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reports[r], "rank"), 1));
+		cJSON_AddItemToArray(traces, t);
+		struct fl_trace trace;
+		if ((st = fl_trace_read(tp, &trace))) {
+			fl_error_prefix(FL_EINTERNAL, "reading back the trace just written: ");
+			st = FL_EINTERNAL;
+			goto out;
+		}
+		struct fl_host_metrics hm;
+		fl_host_metrics_compute(&trace, &hm);
+		cJSON *mj = fl_host_metrics_json(&hm);
+		fl_host_metrics_release(&hm);
+		fl_trace_release(&trace);
+		if (r == 0)
+			metrics0 = mj;
+		if (by_rank) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "rank", (double)r);
+			cJSON_AddItemToObject(e, "metrics", r == 0 ? cJSON_Duplicate(mj, 1) : mj);
+			const cJSON *dev = cJSON_GetObjectItemCaseSensitive(reports[r], "device");
+			if (dev)
+				cJSON_AddItemToObject(e, "device", cJSON_Duplicate(dev, 1));
+			cJSON_AddItemToArray(by_rank, e);
+		} else if (r != 0) {
+			cJSON_Delete(mj);
+		}
+	}
 
 	cJSON *env = cJSON_AddObjectToObject(root, "environment");
 	char host[256] = "";
@@ -119,12 +210,18 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
 	cJSON_AddStringToObject(env, "faultline_version", FL_VERSION);
 	cJSON_AddStringToObject(env, "clock", fl_clock_source());
 	cJSON_AddNumberToObject(env, "tsc_hz", fl_clock_tsc_hz());
+	cJSON_AddNumberToObject(env, "world_size", in->world_size);
+	if (in->watchdog_s)
+		cJSON_AddNumberToObject(env, "watchdog_s", in->watchdog_s);
 	const struct fl_calibration *c = in->calibration;
 	cJSON *cal = cJSON_AddObjectToObject(env, "calibration");
 	cJSON_AddNumberToObject(cal, "target_step_ms", c->target_ms);
+	cJSON_AddStringToObject(cal, "mode", c->train ? "train" : "inference");
 	cJSON_AddNumberToObject(cal, "batch", c->batch);
 	cJSON_AddNumberToObject(cal, "dim", c->dim);
 	cJSON_AddNumberToObject(cal, "max_dim", c->max_dim);
+	if (c->train)
+		cJSON_AddNumberToObject(cal, "layers", c->layers);
 	cJSON_AddNumberToObject(cal, "measured_step_ms", c->measured_ms);
 	cJSON_AddStringToObject(cal, "allocator", fl_alloc_policy_name(c->alloc));
 	cJSON *tries = cJSON_AddArrayToObject(cal, "tried");
@@ -138,9 +235,13 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
 
 	cJSON *faults = cJSON_AddArrayToObject(root, "faults");
 	for (size_t i = 0; i < in->n_faults; i++)
-		cJSON_AddItemToArray(faults, fault_json(&in->faults[i], sc, i));
+		cJSON_AddItemToArray(faults, fault_json(&in->faults[i], sc, i, reports, n_reports));
 
-	cJSON_AddItemToObject(root, "metrics", cJSON_Duplicate(in->metrics, 1));
+	cJSON_AddItemToObject(root, "metrics", cJSON_Duplicate(metrics0, 1));
+	if (by_rank) {
+		cJSON_AddItemToObject(root, "metrics_by_rank", by_rank);
+		by_rank = NULL;
+	}
 	if (in->baseline_metrics) {
 		cJSON *b = cJSON_AddObjectToObject(root, "baseline");
 		cJSON_AddStringToObject(b, "scenario", in->baseline_name ? in->baseline_name : "");
@@ -161,6 +262,13 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in)
 	}
 
 	st = fl_json_write(path, root);
+	if (!st && metrics_out) {
+		*metrics_out = metrics0;
+		metrics0 = NULL;
+	}
+out:
+	cJSON_Delete(metrics0);
+	cJSON_Delete(by_rank);
 	cJSON_Delete(root);
 	return st;
 }

@@ -1,9 +1,12 @@
-/* truth.h — the truth file (faultline.truth/1), written beside the trace.
+/* truth.h — the truth file (faultline.truth/1), written beside the traces.
  *
- * It records what was injected (every instance, requested and measured), the
- * environment and calibration, the trace's hash and event counts, the metrics
- * recomputed from the written trace, and the answer key rubrics refer to. It
- * is never inside the trace.
+ * It records what was injected (every instance on every rank, requested and
+ * measured), the environment and calibration, each trace's hash and event
+ * counts, the metrics recomputed from the written traces, and the answer key
+ * rubrics refer to. It is never inside a trace.
+ *
+ * Multi-rank runs: every rank makes a rank report (its trace and its instances);
+ * rank 0 gathers them and writes the one truth file.
  */
 #ifndef FL_TRUTH_H
 #define FL_TRUTH_H
@@ -13,6 +16,7 @@
 
 #include "capture/kineto_writer.h"
 #include "faults/fault.h"
+#include "generator/device.h"
 #include "generator/scenario.h"
 #include "generator/workload.h"
 
@@ -21,17 +25,23 @@ struct fl_truth_input {
 	const char *backend;
 	uint64_t seed;
 	long active;
-	const char *trace_path, *trace_name;
-	const struct fl_trace_stats *trace_stats;
+	int world_size;
+	const char *out_dir;
 	const struct fl_calibration *calibration;
 	const struct fl_fault *faults;
 	size_t n_faults;
-	const cJSON *metrics;
 	const cJSON *baseline_metrics; /* may be NULL */
 	const char *baseline_name;
 	double last_loss;
+	unsigned watchdog_s;
 };
 
-enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in);
+/* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */
+cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_trace_stats *ts,
+			    const struct fl_fault *faults, size_t n_faults, const struct fl_device_stats *dev);
+/* Rank 0: read every rank's trace back, compute metrics, write the truth.
+ * *metrics receives rank 0's metrics (caller owns). */
+enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
+			      size_t n_reports, cJSON **metrics);
 
 #endif

@@ -6,16 +6,25 @@
 #include "capture/clock.h"
 #include "grader/host_metrics.h"
 
-void fl_workload_init(struct fl_workload *w, struct fl_backend *be, enum fl_alloc_policy alloc, int batch,
-		      int dim, uint64_t seed)
+void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct fl_workload_shape *shape,
+		      uint64_t seed)
 {
 	memset(w, 0, sizeof(*w));
-	fl_rt_init(&w->rt, be, alloc, seed);
-	w->batch = batch;
-	w->dim = dim;
-	float scale = 1.0f / sqrtf((float)dim);
-	w->w1 = fl_rt_param(&w->rt, dim, dim, scale);
-	w->w2 = fl_rt_param(&w->rt, dim, dim, scale);
+	fl_rt_init(&w->rt, be, shape->alloc, seed);
+	w->train = shape->train;
+	w->batch = shape->batch;
+	w->dim = shape->dim;
+	w->layers = shape->train ? shape->layers : 2;
+	if (w->layers > FL_MAX_LAYERS)
+		w->layers = FL_MAX_LAYERS;
+	w->world = shape->world > 0 ? shape->world : 1;
+	w->ddp_overlap = 1;
+	w->lr = 0.01f;
+	float scale = 1.0f / sqrtf((float)w->dim);
+	for (int l = 0; l < w->layers; l++)
+		w->w[l] = fl_rt_param(&w->rt, w->dim, w->dim, scale);
+	if (w->train)
+		fl_train_alloc(w);
 }
 
 static void site(struct fl_workload *w, enum fl_site s, struct fl_tensor **t)
@@ -32,14 +41,20 @@ static void phase_data_loading(struct fl_workload *w)
 
 static void phase_forward(struct fl_workload *w)
 {
+	if (w->train) {
+		fl_train_forward(w);
+		return;
+	}
 	struct fl_rt *rt = &w->rt;
-	struct fl_tensor *h = fl_rt_matmul(rt, w->x, w->w1);
+	struct fl_tensor *h = fl_rt_matmul(rt, w->x, w->w[0]);
 	site(w, FL_SITE_PRE_ACTIVATION, &h);
 	struct fl_tensor *a = fl_rt_relu(rt, h);
 	fl_tensor_free(rt, h);
 	site(w, FL_SITE_POST_ACTIVATION, &a);
-	struct fl_tensor *y = fl_rt_matmul(rt, a, w->w2);
+	site(w, FL_SITE_FORWARD_LAYER, &a);
+	struct fl_tensor *y = fl_rt_matmul(rt, a, w->w[1]);
 	fl_tensor_free(rt, a);
+	site(w, FL_SITE_FORWARD_LAYER, &y);
 	struct fl_tensor *sq = fl_rt_square(rt, y);
 	fl_tensor_free(rt, y);
 	fl_tensor_free(rt, w->loss);
@@ -55,18 +70,21 @@ static void phase_metrics(struct fl_workload *w)
 
 static const struct {
 	const char *name;
+	int train_only;
 	void (*run)(struct fl_workload *w);
 } phases[] = {
-	{"data_loading", phase_data_loading},
-	{"forward", phase_forward},
-	{"metrics", phase_metrics},
+	{"data_loading", 0, phase_data_loading},
+	{"forward", 0, phase_forward},
+	{"backward", 1, fl_train_backward},
+	{"optimizer", 1, fl_train_optimizer},
+	{"metrics", 0, phase_metrics},
 };
 
-int fl_workload_has_phase(const char *phase)
+int fl_workload_has_phase(int train, const char *phase)
 {
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
 		if (strcmp(phases[i].name, phase) == 0)
-			return 1;
+			return train || !phases[i].train_only;
 	return 0;
 }
 
@@ -79,22 +97,29 @@ void fl_workload_run_phase(struct fl_workload *w, const char *phase)
 
 void fl_workload_release(struct fl_workload *w)
 {
+	fl_dev_synchronize(w->rt.be);
+	if (w->train)
+		fl_train_release(w);
 	fl_tensor_free(&w->rt, w->x);
 	fl_tensor_free(&w->rt, w->loss);
-	fl_tensor_free(&w->rt, w->w1);
-	fl_tensor_free(&w->rt, w->w2);
+	for (int l = 0; l < w->layers; l++)
+		fl_tensor_free(&w->rt, w->w[l]);
+	fl_dev_synchronize(w->rt.be);
 	memset(w, 0, sizeof(*w));
 }
 
-static double healthy_step_ms(struct fl_backend *be, enum fl_alloc_policy alloc, int batch, int dim, uint64_t seed)
+static double healthy_step_ms(struct fl_backend *be, const struct fl_workload_shape *shape,
+			      const char *const *ph, size_t n_ph, uint64_t seed)
 {
 	struct fl_workload w;
 	double ms[9];
-	fl_workload_init(&w, be, alloc, batch, dim, seed);
+	fl_workload_init(&w, be, shape, seed);
+	w.world = 1; /* calibration measures one rank alone */
 	for (int i = 0; i < 3 + 9; i++) {
 		uint64_t t0 = fl_clock_ticks();
-		for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]); p++)
-			phases[p].run(&w);
+		for (size_t p = 0; p < n_ph; p++)
+			fl_workload_run_phase(&w, ph[p]);
+		fl_dev_synchronize(be);
 		uint64_t t1 = fl_clock_ticks();
 		if (i >= 3)
 			ms[i - 3] = (double)fl_clock_delta_ns(t0, t1) / 1e6;
@@ -103,36 +128,39 @@ static double healthy_step_ms(struct fl_backend *be, enum fl_alloc_policy alloc,
 	return fl_median(ms, 9);
 }
 
-void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, enum fl_alloc_policy alloc,
-			   int batch, int max_dim, double target_ms, uint64_t seed)
+void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
+			   const char *const *ph, size_t n_ph, double target_ms, uint64_t seed)
 {
 	static const int ladder[] = {16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512,
 				     640, 768, 1024};
 	memset(c, 0, sizeof(*c));
 	c->target_ms = target_ms;
-	c->batch = batch;
-	c->max_dim = max_dim;
-	c->alloc = alloc;
+	c->batch = shape->batch;
+	c->max_dim = shape->dim;
+	c->layers = shape->layers;
+	c->train = shape->train;
+	c->alloc = shape->alloc;
 	double best = INFINITY;
+	struct fl_workload_shape s = *shape;
 	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]) && c->n_tries < FL_CALIB_MAX_TRIES; i++) {
-		int dim = ladder[i];
-		if (dim > max_dim)
+		if (ladder[i] > shape->dim)
 			break;
-		double ms = healthy_step_ms(be, alloc, batch, dim, seed);
-		c->try_dim[c->n_tries] = dim;
+		s.dim = ladder[i];
+		double ms = healthy_step_ms(be, &s, ph, n_ph, seed);
+		c->try_dim[c->n_tries] = s.dim;
 		c->try_ms[c->n_tries] = ms;
 		c->n_tries++;
 		double err = fabs(log(ms / target_ms));
 		if (err < best) {
 			best = err;
-			c->dim = dim;
+			c->dim = s.dim;
 			c->measured_ms = ms;
 		}
 		if (ms > target_ms * 1.5)
 			break;
 	}
 	if (!c->dim) { /* max_dim below the ladder: use it as is */
-		c->dim = max_dim;
-		c->measured_ms = healthy_step_ms(be, alloc, batch, max_dim, seed);
+		c->dim = shape->dim;
+		c->measured_ms = healthy_step_ms(be, shape, ph, n_ph, seed);
 	}
 }

@@ -1,9 +1,17 @@
-/* workload.h — the MLP step that faultline runs for real, and its calibration.
+/* workload.h — the model step faultline runs for real, and its calibration.
  *
- * Phases (each a user_annotation span, ops nested inside as they run):
- *   data_loading  x = randn(batch, dim)                       (seeded)
- *   forward       y = relu(x·W1)·W2, loss = mean(y²)            (W1, W2: dim×dim)
+ * Inference (R7–R9):
+ *   data_loading  x = randn(batch, dim) on the host (then to the device on async backends)
+ *   forward       y = relu(x·W1)·W2, loss = mean(y²)
  *   metrics       a host read of the loss (item)
+ * Training (multi-rank DDP shape), `layers` dim×dim linear+relu layers:
+ *   data_loading  as above
+ *   forward       h_{l+1} = relu(h_l·W_l), loss = mean(h_L²)
+ *   backward      real gradient GEMMs, last layer first; with DDP overlap each
+ *                 layer's gradient is all-reduced on the comm stream as soon as
+ *                 it is ready (one bucket per layer), else all at once at the end
+ *   optimizer     waits for the all-reduce, then SGD on every layer
+ *   metrics       a host read of the loss
  * Calibration picks `dim` so that a healthy step lasts about the scenario's
  * target on this machine; the truth records the choice and the measurements.
  */
@@ -13,29 +21,50 @@
 #include "faults/fault.h"
 #include "generator/tensor.h"
 
+#define FL_MAX_LAYERS 16
+
 struct fl_workload {
 	struct fl_rt rt;
-	int batch, dim;
-	struct fl_tensor *w1, *w2;
+	int train;
+	int batch, dim, layers;
+	int world;                /* ranks taking part in the gradient all-reduce */
+	int ddp_overlap;          /* 1: bucketed during backward; 0: after it */
+	float lr;
+	struct fl_tensor *w[FL_MAX_LAYERS];
+	struct fl_tensor *act[FL_MAX_LAYERS + 1]; /* training: saved activations, act[0] = x */
+	struct fl_tensor *grads;  /* training: flat gradient buffer, layers × dim × dim */
 	struct fl_tensor *x, *loss;
 	double last_loss;
-	/* called at the forward pass's fault sites */
+	/* called at the fault sites */
 	void (*site)(void *arg, enum fl_site site, struct fl_tensor **t);
 	void *site_arg;
 };
 
-void fl_workload_init(struct fl_workload *w, struct fl_backend *be, enum fl_alloc_policy alloc, int batch,
-		      int dim, uint64_t seed);
-/* 1 if `phase` names a phase this workload can run. */
-int fl_workload_has_phase(const char *phase);
+struct fl_workload_shape {
+	int train;
+	int batch, dim, layers, world;
+	enum fl_alloc_policy alloc;
+};
+
+void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct fl_workload_shape *shape,
+		      uint64_t seed);
+/* 1 if `phase` names a phase of this mode (train or inference). */
+int fl_workload_has_phase(int train, const char *phase);
 void fl_workload_run_phase(struct fl_workload *w, const char *phase);
 void fl_workload_release(struct fl_workload *w);
+
+/* training phases (train.c) */
+void fl_train_forward(struct fl_workload *w);
+void fl_train_backward(struct fl_workload *w);
+void fl_train_optimizer(struct fl_workload *w);
+void fl_train_alloc(struct fl_workload *w);
+void fl_train_release(struct fl_workload *w);
 
 #define FL_CALIB_MAX_TRIES 20
 
 struct fl_calibration {
 	double target_ms;
-	int batch, dim, max_dim;
+	int batch, dim, max_dim, layers, train;
 	double measured_ms;               /* median healthy step at the chosen dim */
 	enum fl_alloc_policy alloc;
 	int n_tries;
@@ -43,9 +72,9 @@ struct fl_calibration {
 	double try_ms[FL_CALIB_MAX_TRIES];
 };
 
-/* Measure healthy steps (untraced) at growing dims up to max_dim and choose the
- * dim whose step time is closest (in ratio) to target_ms. */
-void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, enum fl_alloc_policy alloc,
-			   int batch, int max_dim, double target_ms, uint64_t seed);
+/* Measure healthy single-rank steps (untraced) at growing dims up to max_dim
+ * and choose the dim whose step time is closest (in ratio) to target_ms. */
+void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
+			   const char *const *phases, size_t n_phases, double target_ms, uint64_t seed);
 
 #endif

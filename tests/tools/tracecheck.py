@@ -6,6 +6,7 @@ learner's tools do and checks the signatures each R7-R9 trace must show.
 
 usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
+       tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
 """
 import gzip
 import json
@@ -192,11 +193,135 @@ def noleak(out):
         check(not bad, "%s: no fault, family, fix or truth string in any value (%s)" % (tr, bad[:3]))
 
 
+# ---- device-side signatures (emu traces) ----
+
+def union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(u):
+    return sum(b - a for a, b in u)
+
+
+def intersect(u, v):
+    i = j = 0
+    t = 0.0
+    while i < len(u) and j < len(v):
+        a, b = max(u[i][0], v[j][0]), min(u[i][1], v[j][1])
+        if b > a:
+            t += b - a
+        if u[i][1] < v[j][1]:
+            i += 1
+        else:
+            j += 1
+    return t
+
+
+def clip(u, a, b):
+    return [[max(x, a), min(y, b)] for x, y in u if y > a and x < b]
+
+
+class DeviceTrace(Trace):
+    def __init__(self, path):
+        Trace.__init__(self, path)
+        self.kernels = [e for e in self.x if e["cat"] == "kernel"]
+        self.comm = union([(e["ts"], e["ts"] + e["dur"]) for e in self.kernels if e["name"].startswith("nccl")])
+        self.compute = union([(e["ts"], e["ts"] + e["dur"]) for e in self.kernels if not e["name"].startswith("nccl")])
+        self.rank = self.doc["distributedInfo"]["rank"]
+
+    def per_step(self, u):
+        return [length(clip(u, s["ts"], s["ts"] + s["dur"])) for _, s in self.steps]
+
+    def overlap_pct(self):
+        c = length(self.comm)
+        return 100.0 * intersect(self.comm, self.compute) / c if c else 0.0
+
+
+def ranks(out, stem):
+    files = sorted(f for f in os.listdir(out) if f.startswith(stem + ".rank-") and f.endswith(".json.gz"))
+    return [DeviceTrace(os.path.join(out, f)) for f in files]
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def emu(out):
+    """Signatures of the emulated-device scenarios found in OUT_DIR."""
+    def flows_ok(t):
+        starts = {e["id"] for e in t.doc["traceEvents"] if e.get("ph") == "s"}
+        ends = {e["id"] for e in t.doc["traceEvents"] if e.get("ph") == "f"}
+        kc = {e["args"]["correlation"] for e in t.kernels}
+        return kc <= starts and kc <= ends
+    names = os.listdir(out)
+    if any(n.startswith("ddp-healthy.rank-") for n in names):
+        rs = ranks(out, "ddp-healthy")
+        ov = [t.overlap_pct() for t in rs]
+        check(len(rs) >= 2 and all(flows_ok(t) for t in rs), "ddp-healthy: %d ranks, every kernel has its launch flow" % len(rs))
+        check(median(ov) >= 50, "ddp-healthy: comm/compute overlap median over ranks %.1f%% >= 50%% (per rank %s)"
+              % (median(ov), ["%.0f" % x for x in ov]))
+    if any(n.startswith("ddp-unoverlapped.rank-") for n in names):
+        rs = ranks(out, "ddp-unoverlapped")
+        ov = [t.overlap_pct() for t in rs]
+        check(max(ov) < 10, "ddp-unoverlapped: overlap %s%% < 10%% on every rank" % ["%.1f" % x for x in ov])
+    if any(n.startswith("straggler.rank-") for n in names):
+        rs = ranks(out, "straggler")
+        slow = int(os.environ.get("FL_STRAGGLER_RANK", "1"))
+        comp = {t.rank: median(t.per_step(t.compute)) for t in rs}
+        comm = {t.rank: median(t.per_step(t.comm)) for t in rs}
+        others = [comp[r] for r in comp if r != slow]
+        check(comp[slow] >= 1.5 * median(others),
+              "straggler: rank %d computes %.2f ms/step >= 1.5x the others' median %.2f ms" % (slow, comp[slow] / 1000, median(others) / 1000))
+        for r in comm:
+            if r != slow:
+                check(comm[r] >= 2 * comm[slow], "straggler: rank %d waits %.2f ms/step in the all-reduce >= 2x rank %d's %.2f ms"
+                      % (r, comm[r] / 1000, slow, comm[slow] / 1000))
+    if "sync-stall.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "sync-stall.json.gz"))
+        k = int(os.environ.get("FL_SYNC_K", "4"))
+        syncs = [e for e in t.x if e["cat"] == "cuda_runtime" and e["name"] == "cudaStreamSynchronize"]
+        metrics = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == "metrics"]
+        def in_metrics(e):
+            return any(m["ts"] <= e["ts"] < m["ts"] + m["dur"] for m in metrics)
+        per = []
+        idle_ok = True
+        comp = sorted((e["ts"], e["ts"] + e["dur"]) for e in t.kernels)
+        for n, s in t.steps:
+            inj = [e for e in syncs if s["ts"] <= e["ts"] < s["ts"] + s["dur"] and not in_metrics(e)]
+            per.append(len(inj))
+            for e in inj:
+                end = e["ts"] + e["dur"]
+                # the device drained: nothing ran from the last kernel before the sync's end
+                # until the next kernel, which starts only after the host returned
+                nxt = [a for a, b in comp if a >= end - 0.001]
+                busy_at_end = any(a < end - 0.001 < b for a, b in comp)
+                idle_ok &= (not busy_at_end) and (not nxt or nxt[0] > end)
+        check(all(p == k for p in per), "sync-stall: exactly %d injected syncs per step (got %s)" % (k, per))
+        check(idle_ok, "sync-stall: the device is idle after each injected sync")
+    if "r7-starved-emu.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "r7-starved-emu.json.gz"))
+        dev = union([(e["ts"], e["ts"] + e["dur"]) for e in t.x if e["cat"] in ("kernel", "gpu_memcpy")])
+        worst = 0.0
+        for e in t.x:
+            if e["cat"] == "user_annotation" and e["name"] == "data_loading":
+                busy = length(clip(dev, e["ts"], e["ts"] + e["dur"]))
+                worst = max(worst, busy / e["dur"])
+        check(worst <= 0.10, "emu R7: device idle >= 90%% while data_loading runs (busiest: %.1f%% busy)" % (100 * worst))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "noleak"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "noleak", "emu"):
         print(__doc__, file=sys.stderr)
         return 2
-    {"signatures": signatures, "noleak": noleak}[sys.argv[1]](sys.argv[2])
+    {"signatures": signatures, "noleak": noleak, "emu": emu}[sys.argv[1]](sys.argv[2])
     print("%d checks failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

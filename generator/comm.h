@@ -1,0 +1,68 @@
+/* comm.h — ranks and collectives (MPI when built with it).
+ *
+ * Without MPI this header supplies inline stubs for a single rank, so callers
+ * carry no #ifdef. Waits never spin: non-blocking MPI calls are polled with short
+ * sleeps, because on a 2-core machine a spinning rank steals the core another
+ * rank needs and the ranks would measure each other instead of the fault.
+ */
+#ifndef FL_COMM_H
+#define FL_COMM_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+
+#ifdef FL_HAVE_MPI
+/* 1 when this process was started by mpirun (or another MPI launcher). */
+int fl_comm_launched(void);
+/* Initialise MPI (thread level MULTIPLE) if launched; else a single rank. */
+enum fl_status fl_comm_init(void);
+int fl_comm_rank(void);
+int fl_comm_size(void);
+/* Sum n floats across ranks in place. */
+enum fl_status fl_comm_allreduce_sum(float *buf, size_t n);
+enum fl_status fl_comm_barrier(void);
+enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root);
+/* Gather one NUL-terminated string per rank at rank 0: *all gets size strings
+ * (malloc'd, caller frees each and the array); NULL on other ranks. */
+enum fl_status fl_comm_gather_strings(const char *mine, char ***all);
+/* End every rank now with `code` (used by the watchdog). */
+void fl_comm_abort(int code) __attribute__((noreturn));
+void fl_comm_finalize(void);
+#define FL_COMM_BUILT 1
+#else
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static inline int fl_comm_launched(void) { return 0; }
+static inline enum fl_status fl_comm_init(void) { return FL_OK; }
+static inline int fl_comm_rank(void) { return 0; }
+static inline int fl_comm_size(void) { return 1; }
+static inline enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
+{
+	(void)buf;
+	(void)n;
+	return FL_OK;
+}
+static inline enum fl_status fl_comm_barrier(void) { return FL_OK; }
+static inline enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root)
+{
+	(void)buf;
+	(void)bytes;
+	(void)root;
+	return FL_OK;
+}
+static inline enum fl_status fl_comm_gather_strings(const char *mine, char ***all)
+{
+	*all = (char **)malloc(sizeof(char *));
+	if (!*all)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	(*all)[0] = strdup(mine);
+	return FL_OK;
+}
+static inline void fl_comm_abort(int code) { _exit(code); }
+static inline void fl_comm_finalize(void) {}
+#define FL_COMM_BUILT 0
+#endif
+
+#endif
