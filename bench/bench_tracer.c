@@ -25,6 +25,8 @@ static double now_ns(void)
 
 static volatile uint64_t sink;
 
+static void empty_kernel(const struct fl_kernel_args *a) { (void)a; }
+
 static double best_of(int reps, double (*fn)(long), long n)
 {
 	double best = 1e30;
@@ -160,6 +162,36 @@ int main(int argc, char **argv)
 	fl_workload_release(&w);
 	free(on);
 	free(off);
+
+	/* launch + kernel pairs on the emulated device: host cost per launch with the
+	 * tracer recording (a cuda_runtime span on the host, a kernel record on the
+	 * worker) and not recording */
+	struct fl_backend emu = {.ops = fl_backend_find("emu")};
+	emu.ops->open(&emu, &cfg);
+	static const struct fl_kernel k_empty = {"empty_kernel", empty_kernel};
+	struct fl_kernel_args ka = {0};
+	long n_launch = n_events / 10 > 1000 ? n_events / 10 : 1000;
+	double best_on = 1e30, best_off = 1e30;
+	for (int rep = 0; rep < 6; rep++) {
+		int rec = rep % 2;
+		fl_dev_synchronize(&emu);
+		fl_tracer_reserve((uint32_t)(2 * n_launch + 64));
+		fl_tracer_set_recording(rec);
+		double t0 = now_ns();
+		for (long i = 0; i < n_launch; i++)
+			emu.ops->launch(&emu, &k_empty, &ka, FL_STREAM_COMPUTE);
+		fl_dev_synchronize(&emu);
+		double per = (now_ns() - t0) / (double)n_launch;
+		fl_tracer_set_recording(0);
+		if (rec && per < best_on)
+			best_on = per;
+		if (!rec && per < best_off)
+			best_off = per;
+	}
+	printf("\nemu launch + kernel pairs (%ld launches, queue drained; best of 3 each):\n", n_launch);
+	printf("| what | ns per pair |\n|---|---|\n| not recording | %.0f |\n| recording (launch span + kernel record) | %.0f |\n"
+	       "| recording cost per pair | %.0f |\n", best_off, best_on, best_on - best_off);
+	emu.ops->close(&emu);
 	fl_tracer_release();
 	return 0;
 }
