@@ -4,7 +4,7 @@
 set -euo pipefail
 need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in build-essential cmake pkg-config libcjson-dev zlib1g-dev check python3 python3-venv; do
+for p in build-essential cmake pkg-config libcjson-dev zlib1g-dev check libopenmpi-dev openmpi-bin python3 python3-venv; do
 	have "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
