@@ -12,6 +12,7 @@
 #include "faults/fault.h"
 #include "generator/comm.h"
 #include "generator/harness.h"
+#include "grader/grader_commands.h"
 #include "grader/validate.h"
 
 #ifndef FL_SOURCE_DIR
@@ -388,6 +389,9 @@ const struct fl_command fl_commands[] = {
 	 "Lists every fault module: its catalog family and fix, and each parameter with\n"
 	 "its default and allowed range.\n",
 	 cmd_faults},
+	{"analyze", "metrics of traces: steps, spans, ops, gaps, periods; compare runs", fl_analyze_usage,
+	 fl_cmd_analyze},
+	{"grade", "grade a learner's answer against the truth with a rubric", fl_grade_usage, fl_cmd_grade},
 	{"validate", "structural check of traces",
 	 "usage: faultline validate TRACE...\n"
 	 "\n"
