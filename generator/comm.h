@@ -26,6 +26,11 @@ enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root);
 /* Gather one NUL-terminated string per rank at rank 0: *all gets size strings
  * (malloc'd, caller frees each and the array); NULL on other ranks. */
 enum fl_status fl_comm_gather_strings(const char *mine, char ***all);
+/* A progress board shared by the ranks of one machine: FL_BOARD_SLOTS counters
+ * per rank, written by each rank (plain stores, no syscall) and read by any
+ * rank's watchdog to name the rank that stopped. NULL when not available. */
+#define FL_BOARD_SLOTS 4
+volatile unsigned long *fl_comm_board(void);
 /* End every rank now with `code` (used by the watchdog). */
 void fl_comm_abort(int code) __attribute__((noreturn));
 void fl_comm_finalize(void);
@@ -60,6 +65,8 @@ static inline enum fl_status fl_comm_gather_strings(const char *mine, char ***al
 	(*all)[0] = strdup(mine);
 	return FL_OK;
 }
+static inline volatile unsigned long *fl_comm_board(void) { return NULL; }
+#define FL_BOARD_SLOTS 4
 static inline void fl_comm_abort(int code) { _exit(code); }
 static inline void fl_comm_finalize(void) {}
 #define FL_COMM_BUILT 0

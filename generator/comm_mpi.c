@@ -2,7 +2,10 @@
 #define _GNU_SOURCE /* sched_setaffinity, CPU_* */
 #include "generator/comm.h"
 
+#include <fcntl.h>
 #include <mpi.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,41 @@
 #include <time.h>
 
 static int inited, rank, size = 1;
+static volatile unsigned long *board;
+static size_t board_bytes;
+
+/* Rank 0 creates a POSIX shared-memory segment named after its pid and tells the
+ * others; every rank maps it; rank 0 unlinks the name once all have mapped it. */
+static void board_open(void)
+{
+	long pid0 = (long)getpid();
+	if (fl_comm_bcast(&pid0, sizeof(pid0), 0))
+		return;
+	char name[64];
+	snprintf(name, sizeof(name), "/faultline-board-%ld", pid0);
+	board_bytes = (size_t)size * FL_BOARD_SLOTS * sizeof(unsigned long);
+	int fd = rank == 0 ? shm_open(name, O_CREAT | O_RDWR | O_EXCL, 0600) : -1;
+	if (rank == 0 && fd >= 0 && ftruncate(fd, (off_t)board_bytes) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	int ok0 = fd >= 0;
+	if (fl_comm_bcast(&ok0, sizeof(ok0), 0) || !ok0)
+		return;
+	if (rank != 0)
+		fd = shm_open(name, O_RDWR, 0600);
+	if (fd >= 0) {
+		void *p = mmap(NULL, board_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED)
+			board = p;
+	}
+	fl_comm_barrier();
+	if (rank == 0)
+		shm_unlink(name);
+}
+
+volatile unsigned long *fl_comm_board(void) { return board; }
 
 int fl_comm_launched(void)
 {
@@ -59,6 +97,7 @@ enum fl_status fl_comm_init(void)
 			}
 		}
 	}
+	board_open();
 	return FL_OK;
 }
 
@@ -168,6 +207,10 @@ void fl_comm_abort(int code)
 
 void fl_comm_finalize(void)
 {
+	if (board) {
+		munmap((void *)board, board_bytes);
+		board = NULL;
+	}
 	if (inited) {
 		MPI_Finalize();
 		inited = 0;

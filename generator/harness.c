@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "capture/kineto_writer.h"
+#include "capture/nvtx.h"
 #include "capture/tracer.h"
 #include "generator/comm.h"
 #include "generator/truth.h"
@@ -37,7 +38,9 @@ struct fl_harness {
 	volatile unsigned long progress;
 	volatile long wd_step;
 	const char *volatile wd_where;
-	int rank;
+	int rank, world;
+	const char *const *phase_names;
+	size_t n_phase_names;
 };
 
 void fl_harness_declare_span(struct fl_harness *h, const char *span)
@@ -83,11 +86,51 @@ static void run_sites(void *arg, enum fl_site s, struct fl_tensor **t)
 
 /* ---- watchdog: a run that stops making progress ends with a message ---- */
 
-static void progress(struct fl_harness *h, long step, const char *where)
+/* where codes on the shared board: 0 step begin, 1+p phase p, 90.. the end */
+enum { WHERE_BEGIN = 0, WHERE_END = 90, WHERE_WRITE = 91, WHERE_GATHER = 92 };
+
+static const char *where_name(const struct fl_harness *h, unsigned long code)
+{
+	if (code == WHERE_BEGIN) return "step begin";
+	if (code == WHERE_END) return "step end";
+	if (code == WHERE_WRITE) return "writing the trace";
+	if (code == WHERE_GATHER) return "gathering the truth";
+	if (code >= 1 && code - 1 < h->n_phase_names) return h->phase_names[code - 1];
+	return "?";
+}
+
+static void progress(struct fl_harness *h, long step, unsigned long where)
 {
 	h->wd_step = step;
-	h->wd_where = where;
-	__atomic_add_fetch(&h->progress, 1, __ATOMIC_RELAXED);
+	h->wd_where = where_name(h, where);
+	unsigned long n = __atomic_add_fetch(&h->progress, 1, __ATOMIC_RELAXED);
+	volatile unsigned long *b = fl_comm_board();
+	if (b) {
+		volatile unsigned long *mine = b + (size_t)h->rank * FL_BOARD_SLOTS;
+		mine[1] = (unsigned long)step;
+		mine[2] = where;
+		mine[0] = n;
+	}
+}
+
+/* The rank furthest behind on the shared board (-1 if unknown). */
+static int rank_behind(const struct fl_harness *h, long *step, unsigned long *where)
+{
+	volatile unsigned long *b = fl_comm_board();
+	int worst = -1;
+	if (!b)
+		return -1;
+	for (int r = 0; r < h->world; r++) {
+		volatile unsigned long *s = b + (size_t)r * FL_BOARD_SLOTS;
+		long st = (long)s[1];
+		unsigned long wh = s[2];
+		if (worst < 0 || st < *step || (st == *step && wh < *where)) {
+			worst = r;
+			*step = st;
+			*where = wh;
+		}
+	}
+	return worst;
 }
 
 static void *watchdog_main(void *arg)
@@ -107,10 +150,18 @@ static void *watchdog_main(void *arg)
 		idle = now == last ? idle + 1 : 0;
 		last = now;
 		if (idle >= h->wd_seconds) {
-			fprintf(stderr,
-				"faultline: rank %d: no progress for %u s in step %ld (%s); ending the run "
-				"(a rank that waits in a collective is waiting for another rank)\n",
-				h->rank, h->wd_seconds, h->wd_step, h->wd_where ? h->wd_where : "?");
+			long bstep = 0;
+			unsigned long bwhere = 0;
+			int behind = rank_behind(h, &bstep, &bwhere);
+			if (behind >= 0 && behind != h->rank)
+				fprintf(stderr,
+					"faultline: rank %d: no progress for %u s in step %ld (%s), waiting for rank %d, "
+					"which stopped in step %ld (%s); ending the run\n",
+					h->rank, h->wd_seconds, h->wd_step, h->wd_where ? h->wd_where : "?", behind, bstep,
+					where_name(h, bwhere));
+			else
+				fprintf(stderr, "faultline: rank %d: no progress for %u s in step %ld (%s); ending the run\n",
+					h->rank, h->wd_seconds, h->wd_step, h->wd_where ? h->wd_where : "?");
 			fflush(stderr);
 			fl_comm_abort(FL_ERUNTIME);
 		}
@@ -245,6 +296,24 @@ enum fl_status fl_mpirun(int ranks, char **args, int nargs, int exec)
 
 /* ---- the run ---- */
 
+/* Open be (already set to the named backend). With auto_pick, try cuda first
+ * and keep it when it opens; otherwise say why on stderr and open be. */
+static enum fl_status open_backend(struct fl_backend *be, const struct fl_backend_config *cfg, int auto_pick, int quiet)
+{
+	const struct fl_backend_ops *cuda = auto_pick ? fl_backend_find("cuda") : NULL;
+	if (cuda) {
+		struct fl_backend trial = {.ops = cuda};
+		if (cuda->open(&trial, cfg) == FL_OK) {
+			*be = trial;
+			return FL_OK;
+		}
+		if (!quiet)
+			fprintf(stderr, "faultline: backend auto: using %s (%s)\n", be->ops->name, fl_error_msg());
+		fl_error_clear();
+	}
+	return be->ops->open(be, cfg);
+}
+
 enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r)
 {
 	enum fl_status st;
@@ -265,8 +334,11 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	memset(r, 0, sizeof(*r));
 	r->rank = fl_comm_rank();
 	r->world_size = fl_comm_size();
-	if (strcmp(backend, "auto") == 0)
-		backend = "emu"; /* cuda is preferred when usable, once it is built */
+	/* "auto": cuda when it opens (a usable device), else emu; the checks below
+	 * hold for both, so they run against emu's description */
+	int auto_backend = strcmp(backend, "auto") == 0;
+	if (auto_backend)
+		backend = "emu";
 	be.ops = fl_backend_find(backend);
 	if (!be.ops) {
 		char list[128] = "";
@@ -308,7 +380,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	if ((st = fl_tracer_thread_attach("main", -1)))
 		goto out;
 	struct fl_backend_config cfg = {.rank = r->rank, .world_size = r->world_size, .device = 0};
-	if ((st = be.ops->open(&be, &cfg)))
+	if ((st = open_backend(&be, &cfg, auto_backend, o->quiet || r->rank != 0)))
 		goto out;
 	be_open = 1;
 
@@ -339,6 +411,9 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		goto out;
 	}
 	h->rank = r->rank;
+	h->world = r->world_size;
+	h->phase_names = sc->workload.phases;
+	h->n_phase_names = sc->workload.n_phases;
 	fl_workload_init(&h->wl, &be, &shape, seed + (uint64_t)r->rank * 7919u);
 	wl_init = 1;
 	h->wl.site = run_sites;
@@ -416,27 +491,31 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		h->ctx.step = s;
 		h->ctx.recorded = s >= first_active;
 		h->ctx.phase = NULL;
-		progress(h, s, "step begin");
+		progress(h, s, WHERE_BEGIN);
 		test_hang(r->rank, s);
+		fl_nvtx_push(fl_tracer_name(step_id[s])); /* nsys shows our step and phase labels */
 		uint32_t step_slot = fl_span_begin(step_id[s], FL_EV_USER_ANNOTATION);
 		EACH_FAULT(h, step_begin);
 		for (size_t p = 0; p < sc->workload.n_phases; p++) {
 			h->ctx.phase = sc->workload.phases[p];
-			progress(h, s, h->ctx.phase);
+			progress(h, s, 1 + p);
+			fl_nvtx_push(sc->workload.phases[p]);
 			uint32_t ps = fl_span_begin(phase_id[p], FL_EV_USER_ANNOTATION);
 			EACH_FAULT(h, phase_begin);
 			fl_workload_run_phase(&h->wl, sc->workload.phases[p]);
 			EACH_FAULT(h, phase_end);
 			fl_span_end(ps);
+			fl_nvtx_pop();
 		}
 		h->ctx.phase = NULL;
-		progress(h, s, "step end");
+		progress(h, s, WHERE_END);
 		EACH_FAULT(h, step_end);
 		fl_span_end(step_slot);
+		fl_nvtx_pop();
 	}
 	window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
-	progress(h, total, "writing the trace");
+	progress(h, total, WHERE_WRITE);
 	fl_dev_synchronize(&be);
 
 	struct fl_trace_meta meta = {
@@ -460,7 +539,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	report = fl_truth_rank_report(r->rank, trace_name, &tstats, h->faults, h->n_faults,
 				      be.ops->asynchronous ? &dstats : NULL);
 	char *text = cJSON_PrintUnformatted(report);
-	progress(h, total, "gathering the truth");
+	progress(h, total, WHERE_GATHER);
 	st = fl_comm_gather_strings(text, &reports_text);
 	free(text);
 	if (st)

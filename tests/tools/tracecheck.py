@@ -56,10 +56,13 @@ class Trace:
         return {n: sum(1 for e in self.x if e["cat"] == "cpu_op" and self.in_step(s, e)) for n, s in self.steps}
 
     def max_gap_in_span(self, name):
-        """Largest uncovered gap between consecutive cpu_ops inside each `name` span, as a
-        fraction of its step's duration; returns the worst fraction over all steps."""
-        worst = 0.0
+        """Largest uncovered gap between consecutive cpu_ops inside the `name` span of each
+        step, as a fraction of the step's duration: returns (median over steps, worst step).
+        The median is the signature (every step of an op storm is dense); the worst step
+        shows what one preemption of the process by the OS did."""
+        per_step = []
         for n, s in self.steps:
+            worst = 0.0
             for sp in (e for e in self.x if e["cat"] == "user_annotation" and e["name"] == name
                        and self.in_step(s, e)):
                 ops = sorted((e for e in self.x if e["cat"] == "cpu_op" and e["pid"] == sp["pid"]
@@ -70,7 +73,8 @@ class Trace:
                     if end is not None and e["ts"] > end:
                         worst = max(worst, (e["ts"] - end) / s["dur"])
                     end = max(end or 0, e["ts"] + e["dur"])
-        return worst
+            per_step.append(worst)
+        return upper_median(per_step), max(per_step)
 
 
 failures = []
@@ -119,8 +123,9 @@ def signatures(out):
     check(oops >= 20 * hops, "R8: ops per step %d vs healthy %d = %.1fx >= 20x" % (oops, hops, oops / hops))
     op = upper_median(o.step_ms().values())
     check(op >= 4 * hp, "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp))
-    gap = o.max_gap_in_span("forward")
-    check(gap <= 0.10, "R8: largest gap between ops inside forward = %.1f%% of the step (<= 10%%)" % (100 * gap))
+    gap, worst = o.max_gap_in_span("forward")
+    check(gap <= 0.10, "R8: largest gap between ops inside forward, median over steps = %.1f%% of the step "
+          "(<= 10%%; worst step %.1f%%)" % (100 * gap, 100 * worst))
 
     steps = r.step_ms()
     metrics = r.spans_in_step("metrics")
