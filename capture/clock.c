@@ -74,6 +74,13 @@ void fl_clock_init(void)
 	ns_per_tick = (double)(r1 - rt0) / (double)(t1 - tsc0);
 }
 
+void fl_clock_use_realtime(void)
+{
+	inited = 1;
+	fl_clock_use_tsc = 0;
+	ns_per_tick = 1.0;
+}
+
 void fl_clock_refine(void)
 {
 	if (!fl_clock_use_tsc)

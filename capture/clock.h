@@ -37,6 +37,10 @@ static inline uint64_t fl_clock_ticks(void)
 
 /* Choose the source and calibrate (~20 ms when the TSC is used). Idempotent. */
 void fl_clock_init(void);
+/* Make a tick a CLOCK_REALTIME nanosecond from now on (the cuda backend does,
+ * so host spans and CUPTI records share one clock with no fitted mapping).
+ * Call before any tick of the recorded window is taken. */
+void fl_clock_use_realtime(void);
 /* Take another (tsc, realtime) pair and refit the slope over the whole run. */
 void fl_clock_refine(void);
 /* CLOCK_REALTIME nanoseconds of a tick value. */

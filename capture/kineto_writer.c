@@ -96,6 +96,35 @@ static int is_device_kind(uint16_t k)
 	return k == FL_EV_KERNEL || k == FL_EV_GPU_MEMCPY || k == FL_EV_GPU_MEMSET || k == FL_EV_GPU_USER_ANNOTATION;
 }
 
+/* Device rows: device work on a stream; and, in a device buffer, CUPTI's syncs
+ * (stream -1 for a device-wide sync, as Kineto writes them). */
+static int on_device_row(const struct fl_tbuf *b, const struct fl_event *e)
+{
+	return (e->stream >= 0 && is_device_kind(e->kind)) || (e->kind == FL_EV_CUDA_SYNC && b->device >= 0);
+}
+
+/* Host calls that launch device work: runtime and driver API calls. */
+static int is_api_kind(uint16_t k)
+{
+	return k == FL_EV_CUDA_RUNTIME || k == FL_EV_CUDA_DRIVER;
+}
+
+/* Kineto's args of a captured kernel, copy, memset or sync (fields CUPTI reported). */
+static void add_device_args(struct strbuf *sb, const struct fl_event *e, const struct fl_event_args *a, int64_t dur)
+{
+	if (e->kind == FL_EV_KERNEL)
+		strbuf_addf(sb, ", \"registers per thread\": %u, \"shared memory\": %u, \"blocks per SM\": %.6g, "
+			    "\"warps per SM\": %.6g, \"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], "
+			    "\"est. achieved occupancy %%\": %d, \"queued\": 0",
+			    a->registers, a->shared_mem, (double)a->blocks_per_sm, (double)a->warps_per_sm, a->grid[0],
+			    a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2], (int)(a->occupancy_pct + 0.5f));
+	else if (e->kind == FL_EV_CUDA_SYNC)
+		strbuf_addf(sb, ", \"cuda_sync_kind\": \"%s\"", a->sync_kind ? a->sync_kind : "Unknown");
+	else
+		strbuf_addf(sb, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f", a->bytes,
+			    dur > 0 ? (double)a->bytes / (double)dur : 0.0);
+}
+
 enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			       struct fl_trace_stats *stats)
 {
@@ -107,6 +136,9 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	uint8_t *corr_dev = NULL;    /* correlation has device work */
 	uint32_t max_corr = 0;
 
+	/* device activity captured outside the tracer (CUPTI) joins the buffers first */
+	if ((st = fl_tracer_collect(m->window_t0, m->window_t1)))
+		return st;
 	fl_clock_refine();
 	uint64_t w0 = fl_clock_to_ns(m->window_t0), w1 = fl_clock_to_ns(m->window_t1);
 	uint64_t base = w0 / 1000000000ull * 1000000000ull;
@@ -131,7 +163,7 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 		uint64_t open_ext[64] = {0};
 		for (uint32_t i = 0; i < b->n; i++) {
 			const struct fl_event *e = &b->ev[i];
-			if (e->stream >= 0 && is_device_kind(e->kind)) {
+			if (on_device_row(b, e)) {
 				if (e->corr)
 					corr_dev[e->corr] = 1;
 				continue;
@@ -139,7 +171,7 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			if (e->t1 < e->t0)
 				continue;
 			uint64_t id = ext_id++;
-			if (e->kind == FL_EV_CUDA_RUNTIME && e->corr)
+			if (is_api_kind(e->kind) && e->corr)
 				corr_ext[e->corr] = e->depth > 0 && e->depth <= 64 ? open_ext[e->depth - 1] : 0;
 			if (e->depth < 64)
 				open_ext[e->depth] = id;
@@ -180,10 +212,12 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			const struct fl_event *e = &b->ev[i];
 			if (e->t1 < e->t0)
 				continue; /* never ended: the span was open when the window closed */
-			int dev_row = e->stream >= 0 && is_device_kind(e->kind);
+			int dev_row = on_device_row(b, e);
 			int pid = dev_row ? (b->device >= 0 ? b->device : 0) : b->pid;
 			int tid = dev_row ? e->stream : b->tid;
-			if (dev_row && e->stream < 256 && !(stream_named[e->stream / 64] >> (e->stream % 64) & 1)) {
+			const struct fl_event_args *xa = fl_event_args_of(b, e);
+			if (dev_row && e->stream >= 0 && e->stream < 256 &&
+			    !(stream_named[e->stream / 64] >> (e->stream % 64) & 1)) {
 				device_row_names(&sb, pid, e->stream, w0rel, !named_device);
 				named_device = 1;
 				stream_named[e->stream / 64] |= 1ull << (e->stream % 64);
@@ -200,10 +234,12 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			add_us(&sb, dur);
 			if (dev_row) {
 				uint64_t ext = e->corr <= max_corr ? corr_ext[e->corr] : 0;
-				strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"device\": %d, \"context\": 1, "
+				strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"device\": %d, \"context\": %u, "
 					    "\"stream\": %d, \"correlation\": %u",
-					    ext, pid, e->stream, e->corr);
-				if (e->kind == FL_EV_KERNEL)
+					    ext, pid, xa ? xa->context : 1u, e->stream, e->corr);
+				if (xa)
+					add_device_args(&sb, e, xa, dur);
+				else if (e->kind == FL_EV_KERNEL)
 					strbuf_adds(&sb, ", \"registers per thread\": 0, \"shared memory\": 0, \"blocks per SM\": 1, "
 							 "\"warps per SM\": 1, \"grid\": [1, 1, 1], \"block\": [1, 1, 1], "
 							 "\"est. achieved occupancy %\": 0, \"queued\": 0");
@@ -213,9 +249,14 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 				strbuf_adds(&sb, "}},\n");
 			} else {
 				uint64_t id = ext_id++;
-				if (e->kind == FL_EV_CUDA_RUNTIME)
+				if (is_api_kind(e->kind) && xa)
+					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"cbid\": %u, \"correlation\": %u}},\n",
+						    e->corr <= max_corr ? corr_ext[e->corr] : 0, xa->cbid, e->corr);
+				else if (is_api_kind(e->kind))
 					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"correlation\": %u}},\n",
 						    e->corr <= max_corr ? corr_ext[e->corr] : 0, e->corr);
+				else if (e->kind == FL_EV_OVERHEAD)
+					strbuf_adds(&sb, ", \"args\": {}},\n");
 				else
 					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64
 						    ", \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}},\n",
@@ -223,7 +264,7 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 				ev_idx++;
 			}
 			/* launch → device work flow arrows */
-			if (e->corr && e->corr <= max_corr && corr_dev[e->corr] && (dev_row || e->kind == FL_EV_CUDA_RUNTIME)) {
+			if (e->corr && e->corr <= max_corr && corr_dev[e->corr] && (dev_row || is_api_kind(e->kind))) {
 				strbuf_addf(&sb, "  {\"ph\": \"%s\", \"id\": %u, \"pid\": %d, \"tid\": %d, \"ts\": ", dev_row ? "f" : "s",
 					    e->corr, pid, tid);
 				add_us(&sb, ts);

@@ -25,7 +25,11 @@ static const char *const kind_cat[FL_EV_KIND_COUNT] = {
 	[FL_EV_GPU_MEMSET] = "gpu_memset",
 	[FL_EV_GPU_USER_ANNOTATION] = "gpu_user_annotation",
 	[FL_EV_CUDA_SYNC] = "cuda_sync",
+	[FL_EV_CUDA_DRIVER] = "cuda_driver",
+	[FL_EV_OVERHEAD] = "overhead",
 };
+
+static struct fl_capture_source source;
 
 const char *fl_event_kind_cat(enum fl_event_kind k)
 {
@@ -117,11 +121,14 @@ void fl_tracer_set_recording(int on)
 enum fl_status fl_tracer_reserve(uint32_t cap)
 {
 	enum fl_status st = FL_OK;
+	if (source.window_begin)
+		source.window_begin(source.ctx);
 	pthread_mutex_lock(&lock);
 	for (struct fl_tbuf *b = threads; b; b = b->next) {
 		b->n = 0;
 		b->depth = 0;
 		b->dropped = 0;
+		b->n_args = 0;
 		if (b->cap >= cap)
 			continue;
 		struct fl_event *ev = alloc_events(cap);
@@ -169,6 +176,7 @@ void fl_tracer_release(void)
 	while (b) {
 		struct fl_tbuf *nx = b->next;
 		free(b->ev);
+		free(b->args);
 		free(b);
 		b = nx;
 	}
@@ -179,6 +187,58 @@ void fl_tracer_release(void)
 	names = NULL;
 	n_names = cap_names = 0;
 	fl_tracer_recording = 0;
+	memset(&source, 0, sizeof(source));
 	pthread_mutex_unlock(&lock);
 	fl_tls_tbuf = NULL;
+}
+
+void fl_tracer_set_source(const struct fl_capture_source *src)
+{
+	if (src)
+		source = *src;
+	else
+		memset(&source, 0, sizeof(source));
+}
+
+enum fl_status fl_tracer_collect(uint64_t t0, uint64_t t1)
+{
+	return source.collect ? source.collect(source.ctx, t0, t1) : FL_OK;
+}
+
+struct fl_tbuf *fl_tracer_buffer_new(const char *label, int pid, int tid, int device, uint32_t cap)
+{
+	struct fl_tbuf *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->ev = alloc_events(cap ? cap : 1);
+	if (!b->ev) {
+		free(b);
+		return NULL;
+	}
+	b->cap = cap ? cap : 1;
+	b->pid = pid;
+	b->tid = tid;
+	b->device = device;
+	snprintf(b->label, sizeof(b->label), "%s", label ? label : "");
+	pthread_mutex_lock(&lock);
+	struct fl_tbuf **pp = &threads;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = b;
+	pthread_mutex_unlock(&lock);
+	return b;
+}
+
+uint64_t fl_tracer_add_args(struct fl_tbuf *b, const struct fl_event_args *a)
+{
+	if (b->n_args == b->cap_args) {
+		uint32_t nc = b->cap_args ? b->cap_args * 2 : 256;
+		struct fl_event_args *na = realloc(b->args, (size_t)nc * sizeof(*na));
+		if (!na)
+			return 0;
+		b->args = na;
+		b->cap_args = nc;
+	}
+	b->args[b->n_args++] = *a;
+	return b->n_args;
 }

@@ -29,6 +29,8 @@ enum fl_event_kind {
 	FL_EV_GPU_MEMSET,
 	FL_EV_GPU_USER_ANNOTATION,
 	FL_EV_CUDA_SYNC,
+	FL_EV_CUDA_DRIVER,         /* a CUDA driver API call (CUPTI) */
+	FL_EV_OVERHEAD,            /* time the capture itself took on a thread (CUPTI) */
 	FL_EV_KIND_COUNT
 };
 
@@ -42,7 +44,25 @@ struct fl_event {
 	uint16_t depth;    /* nesting depth on its thread when it began */
 	uint32_t corr;     /* correlation id linking a launch to device work; 0 = none */
 	int32_t stream;    /* device stream for device rows; -1 on host rows */
-	uint64_t value;    /* kind-specific: bytes of a copy or memset */
+	uint64_t value;    /* kind-specific: bytes of a copy or memset; in a buffer
+			      with a side table (args != NULL): 1 + index of the
+			      event's fl_event_args, 0 = none */
+};
+
+/* Arguments of a captured event that the 40-byte event has no room for (what
+ * CUPTI reports about a kernel, a copy, a sync, an API call). They live in a
+ * side table of the event's buffer, filled after the window; the hot path of
+ * cpu/emu never touches them. */
+struct fl_event_args {
+	uint64_t bytes;             /* copies and memsets */
+	int32_t grid[3], block[3];  /* kernels */
+	uint32_t registers;         /* registers per thread */
+	uint32_t shared_mem;        /* static + dynamic shared memory per block, bytes */
+	float blocks_per_sm, warps_per_sm;
+	float occupancy_pct;        /* estimated achieved occupancy, % */
+	uint32_t context;           /* CUDA context id */
+	uint32_t cbid;              /* API calls: CUPTI callback id */
+	const char *sync_kind;      /* cuda_sync: "Stream Sync", ... (static string) */
 };
 
 #define FL_SLOT_NONE UINT32_MAX
@@ -56,6 +76,8 @@ struct fl_tbuf {
 	int device;          /* device ordinal for device rows, -1 for a host thread */
 	char label[48];      /* thread name shown in the trace */
 	struct fl_tbuf *next;
+	struct fl_event_args *args; /* side table (NULL unless a capture filled one) */
+	uint32_t n_args, cap_args;
 };
 
 extern _Thread_local struct fl_tbuf *fl_tls_tbuf;
@@ -75,6 +97,35 @@ uint32_t fl_tracer_max_count(void);
 uint64_t fl_tracer_dropped(void);
 struct fl_tbuf *fl_tracer_threads(void);
 void fl_tracer_release(void);
+
+/* ---- device activity captured outside the tracer's buffers (CUPTI) ----
+ *
+ * A capture source is told when the recorded window begins (fl_tracer_reserve
+ * calls window_begin: drop what was captured before) and is asked to move the
+ * window's activity into tracer buffers before the writer reads them
+ * (fl_kineto_write calls fl_tracer_collect with the window's bounds in ticks).
+ * collect may fail (a device error met during the run): the trace is then not
+ * written. At most one source; NULL removes it. */
+struct fl_capture_source {
+	void (*window_begin)(void *ctx);
+	enum fl_status (*collect)(void *ctx, uint64_t t0, uint64_t t1);
+	void *ctx;
+};
+void fl_tracer_set_source(const struct fl_capture_source *src);
+/* Run the source's collect (FL_OK when there is none). */
+enum fl_status fl_tracer_collect(uint64_t t0, uint64_t t1);
+
+/* A buffer not bound to a thread, for events converted after the window:
+ * host rows (device < 0) show pid/tid, device rows show device/stream. */
+struct fl_tbuf *fl_tracer_buffer_new(const char *label, int pid, int tid, int device, uint32_t cap);
+/* Store args in b's side table; returns the event's value (1 + index), or 0
+ * when out of memory (the event then shows default args). Outside the window. */
+uint64_t fl_tracer_add_args(struct fl_tbuf *b, const struct fl_event_args *a);
+/* The args of an event of b, or NULL. */
+static inline const struct fl_event_args *fl_event_args_of(const struct fl_tbuf *b, const struct fl_event *e)
+{
+	return b->args && e->value && e->value <= b->n_args ? &b->args[e->value - 1] : NULL;
+}
 
 static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
 {
@@ -107,6 +158,21 @@ static inline void fl_span_end(uint32_t slot)
 	struct fl_tbuf *b = fl_tls_tbuf;
 	b->ev[slot].t1 = t;
 	b->depth--;
+}
+
+/* The innermost span still open on the calling thread (the op a device call
+ * belongs to), or FL_SLOT_NONE. Looks back at most 256 events: the spans
+ * closed since that op began. Not recording: FL_SLOT_NONE. */
+static inline uint32_t fl_span_innermost(void)
+{
+	struct fl_tbuf *b = fl_tls_tbuf;
+	if (!fl_tracer_recording || !b)
+		return FL_SLOT_NONE;
+	uint32_t stop = b->n > 256 ? b->n - 256 : 0;
+	for (uint32_t i = b->n; i > stop; i--)
+		if (b->ev[i - 1].t1 == 0)
+			return i - 1;
+	return FL_SLOT_NONE;
 }
 
 /* Attach a correlation id to an open span (a runtime call that launched work). */

@@ -4,11 +4,16 @@
 
 extern const struct fl_backend_ops fl_backend_cpu;
 extern const struct fl_backend_ops fl_backend_emu;
+extern const struct fl_backend_ops fl_backend_cuda;
 
-/* The backend registry. `cuda` joins this table in its own issue. */
+/* The backend registry. `cuda` is built only with the CUDA toolkit
+ * (FAULTLINE_CUDA); without a usable GPU its open fails with the reason. */
 const struct fl_backend_ops *const fl_backends[] = {
 	&fl_backend_cpu,
 	&fl_backend_emu,
+#ifdef FL_HAVE_CUDA
+	&fl_backend_cuda,
+#endif
 	NULL,
 };
 

@@ -3,11 +3,13 @@
  * A backend runs kernels, copies, memsets, stream events, syncs and collectives.
  * `cpu` runs each kernel inline on the calling thread (a CPU-only capture);
  * `emu` queues them on per-stream FIFO queues served by worker threads that
- * really execute them (an emulated asynchronous device); `cuda` joins in its
- * own issue. Backends are listed in one table (generator/backends.c). Optional
- * hooks may be NULL; the fl_dev_* helpers below handle that.
+ * really execute them (an emulated asynchronous device); `cuda` runs them on a
+ * GPU (generator/backend_cuda.c). Backends are listed in one table
+ * (generator/backends.c). Optional hooks may be NULL; the fl_dev_* helpers
+ * below handle that.
  *
- * Memory: device buffers are host memory on cpu and emu; a copy really moves
+ * Memory: device buffers are host memory on cpu and emu (alloc is NULL); on
+ * cuda they are device memory from the backend's alloc. A copy really moves
  * the bytes. On asynchronous backends a buffer may be released only in stream
  * order (fl_dev_release), after the work already queued has used it.
  */
@@ -75,6 +77,13 @@ struct fl_backend_ops {
 	enum fl_status (*set_clock_factor)(struct fl_backend *be, double factor);
 	/* called to read (and reset) the execution statistics */
 	void (*stats)(struct fl_backend *be, struct fl_device_stats *out, int reset);
+	/* called to allocate device memory (NULL: device buffers are host memory) */
+	void *(*alloc)(struct fl_backend *be, size_t bytes);
+	/* called to give back what alloc returned; work queued on the compute
+	 * stream may still use it (the memory is reused in that stream's order) */
+	void (*free)(struct fl_backend *be, void *ptr, size_t bytes);
+	/* called to set device memory to zero bytes on a stream (NULL: host memset) */
+	void (*zero)(struct fl_backend *be, void *ptr, size_t bytes, int stream);
 	/* the deviceProperties array of the trace (JSON text) */
 	const char *(*device_properties)(struct fl_backend *be);
 	/* called once after the last step */

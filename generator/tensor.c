@@ -59,7 +59,8 @@ void fl_rt_init(struct fl_rt *rt, struct fl_backend *be, enum fl_alloc_policy al
 		rt->op_name[i] = fl_tracer_intern(op_names[i]);
 }
 
-static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
+/* Host memory, by the allocation policy. */
+static struct fl_tensor *tensor_new_host(struct fl_rt *rt, int rows, int cols)
 {
 	struct fl_tensor *t = malloc(sizeof(*t));
 	if (!t)
@@ -67,6 +68,7 @@ static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
 	t->rows = rows;
 	t->cols = cols;
 	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+	t->dev = NULL;
 	if (rt->alloc == FL_ALLOC_SYSTEM && t->bytes >= FL_SYSTEM_MIN_BYTES) {
 		void *p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -82,10 +84,32 @@ static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
 	return t;
 }
 
+/* Device memory: the backend's when it has any, else host memory. */
+static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
+{
+	struct fl_backend *be = rt->be;
+	if (!be || !be->ops->alloc)
+		return tensor_new_host(rt, rows, cols);
+	struct fl_tensor *t = malloc(sizeof(*t));
+	if (!t)
+		oom();
+	t->rows = rows;
+	t->cols = cols;
+	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+	t->mapped = 0;
+	t->dev = be;
+	t->data = be->ops->alloc(be, t->bytes);
+	if (!t->data)
+		oom();
+	return t;
+}
+
 static void tensor_release_now(void *ctx)
 {
 	struct fl_tensor *t = ctx;
-	if (t->mapped)
+	if (t->dev)
+		t->dev->ops->free(t->dev, t->data, t->bytes);
+	else if (t->mapped)
 		munmap(t->data, t->bytes);
 	else
 		free(t->data);
@@ -209,12 +233,27 @@ struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols)
 
 /* ---- ops ---- */
 
+void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t)
+{
+	if (t->dev && rt->be->ops->zero)
+		rt->be->ops->zero(rt->be, t->data, t->bytes, FL_STREAM_COMPUTE);
+	else
+		memset(t->data, 0, t->bytes);
+}
+
 struct fl_tensor *fl_rt_param(struct fl_rt *rt, int rows, int cols, float scale)
 {
-	struct fl_tensor *t = tensor_new(rt, rows, cols);
-	struct fl_kernel_args a = {.out = t->data, .m = rows, .n = cols, .scalar = scale,
+	struct fl_tensor *h = tensor_new_host(rt, rows, cols);
+	struct fl_kernel_args a = {.out = h->data, .m = rows, .n = cols, .scalar = scale,
 				   .result = (double *)(void *)rt->rng};
 	k_normal(&a);
+	if (!rt->be || !rt->be->ops->alloc)
+		return h;
+	/* weights live on the device: initialised on the host, then copied once */
+	struct fl_tensor *t = tensor_new(rt, rows, cols);
+	rt->be->ops->copy(rt->be, t->data, h->data, h->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+	fl_dev_stream_synchronize(rt->be, FL_STREAM_COMPUTE);
+	tensor_release_now(h);
 	return t;
 }
 
@@ -223,7 +262,7 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 	/* the data loader makes the batch on the host */
 	uint32_t op = OP_BEGIN(rt, FL_OP_RANDN);
 	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
-	struct fl_tensor *t = tensor_new(rt, rows, cols);
+	struct fl_tensor *t = tensor_new_host(rt, rows, cols);
 	fl_span_end(e);
 	uint32_t nrm = OP_BEGIN(rt, FL_OP_NORMAL);
 	struct fl_kernel_args a = {.out = t->data, .m = rows, .n = cols, .scalar = 1.0f,

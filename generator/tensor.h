@@ -12,8 +12,12 @@
  *    without a caching allocator; page faults and syscalls are part of each
  *    op's real overhead. Smaller tensors (scalars) come from malloc.
  *  - FL_ALLOC_HEAP: malloc/free (glibc reuses the memory).
- * Tensors are row-major float32 matrices. Out-of-memory aborts (the workload's
- * sizes are fixed and small).
+ * On a backend with device memory (cuda: an alloc hook) device tensors come
+ * from the backend, whatever the policy (its caching allocator: cudaMalloc and
+ * cudaFree would synchronise the device); the policy then governs host
+ * tensors (the data loader's batch). Weights are initialised on the host and
+ * copied. Tensors are row-major float32 matrices. Out-of-memory aborts (the
+ * workload's sizes are fixed and small).
  */
 #ifndef FL_TENSOR_H
 #define FL_TENSOR_H
@@ -30,6 +34,7 @@ struct fl_tensor {
 	float *data;
 	size_t bytes;
 	int mapped;     /* storage came from mmap (FL_ALLOC_SYSTEM) */
+	struct fl_backend *dev; /* storage is device memory from this backend's alloc (NULL: host) */
 };
 
 enum fl_rt_op {
@@ -71,6 +76,8 @@ double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t);
  * uninitialised tensor (no op recorded) and a kernel launch on the compute stream. */
 struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols);
 void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a);
+/* Set every element to zero (no op recorded; on the device: a memset on the compute stream). */
+void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t);
 /* Intern an op name for fl_span_begin (before the window). */
 uint32_t fl_rt_op_name(const char *name);
 

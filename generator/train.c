@@ -78,7 +78,7 @@ void fl_train_alloc(struct fl_workload *w)
 	op.all_reduce = fl_rt_op_name("fl::all_reduce");
 	op.sgd = fl_rt_op_name("fl::sgd_step");
 	w->grads = fl_rt_empty(&w->rt, w->layers * w->dim, w->dim);
-	memset(w->grads->data, 0, w->grads->bytes);
+	fl_rt_zero(&w->rt, w->grads);
 }
 
 void fl_train_release(struct fl_workload *w)

@@ -1,0 +1,93 @@
+/* cupti_convert.h — CUPTI activity records → tracer events (backend cuda).
+ *
+ * Records arrive in several buffers in no useful order (an API call in one, its
+ * kernel and the external-correlation record that names its op in others), so
+ * the conversion runs in two passes: the first reads every record of every
+ * buffer into maps (API calls by correlation id, external ids by correlation
+ * id, device work, overheads); the second keeps what belongs to the recorded
+ * window and emits it as the same tracer events the emu backend records:
+ *
+ *  - device work (kernel / gpu_memcpy / gpu_memset / cuda_sync) goes to one new
+ *    device buffer per device (pid = device, tid = stream in the trace), with
+ *    the fields CUPTI reported (grid, block, registers, shared memory,
+ *    estimated occupancy, bytes, context, sync kind) in the buffer's side table;
+ *  - runtime and driver API calls (cuda_runtime / cuda_driver) and CUPTI's own
+ *    overhead go into the host buffer of the thread that made them, nested
+ *    under the op that was open when they ran. The op is named by the external
+ *    correlation id the backend pushed around the call:
+ *    fl_cupti_external_id(tid, slot of the innermost open span). Calls without
+ *    one are placed by time. The writer then gives the call, and the kernels
+ *    that share its correlation id, the op's External id and draws the
+ *    launch → kernel flow arrows, exactly as for emu.
+ *
+ * Correlation ids are renumbered densely (1, 2, …) in the order calls began.
+ * Timestamps are used as they are: under backend cuda a tracer tick is a
+ * CLOCK_REALTIME nanosecond, the clock CUPTI stamps with (capture/clock.h).
+ *
+ * A clock-stretch pair (fold_begin, fold_end kernel names; the cuda backend's
+ * throttled-device emulation) is folded into the kernel it brackets: that
+ * kernel ends when the stretch ends, and the pair and its launches are not
+ * emitted — as the emu backend stretches the kernel itself.
+ *
+ * Built only with CUDA (it reads CUpti_Activity* records); needs no GPU.
+ */
+#ifndef FL_CUPTI_CONVERT_H
+#define FL_CUPTI_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+/* What occupancy estimates need to know about a device. */
+struct fl_cupti_device {
+	int id;
+	int sms;                     /* multiProcessorCount */
+	int warp_size;
+	int max_threads_per_sm;
+	int max_blocks_per_sm;
+	int regs_per_sm;
+	int smem_per_sm;             /* bytes */
+	int reserved_smem_per_block; /* bytes the driver keeps per block */
+};
+
+struct fl_cupti_input {
+	uint8_t *const *buffers;     /* completed CUPTI buffers */
+	const size_t *valid;         /* valid bytes of each */
+	size_t n_buffers;
+	uint64_t t0, t1;             /* the recorded window (tracer ticks = ns) */
+	uint64_t dropped;            /* records CUPTI dropped (reported, never hidden) */
+	const struct fl_cupti_device *devices;
+	size_t n_devices;
+	int default_device;          /* for records that name only a context */
+	int pid;                     /* process id of the host rows */
+	const char *fold_begin, *fold_end; /* clock-stretch kernel names, or NULL */
+};
+
+struct fl_cupti_summary {
+	uint64_t api_calls, kernels, copies, memsets, syncs, overheads;
+	uint64_t linked_calls;       /* API calls placed under the op named by their external id */
+	uint64_t unlaunched;         /* device work whose launching call is not in the window */
+	uint64_t folded;             /* clock-stretch kernels folded into the kernel they stretch */
+	uint64_t dropped;
+	double kernel_ms;            /* total time of compute kernels (not nccl*) */
+};
+
+/* The external correlation id the backend pushes around a device call: the
+ * thread's id and the slot of the op open on it (fl_span_innermost). */
+static inline uint64_t fl_cupti_external_id(int tid, uint32_t slot)
+{
+	return ((uint64_t)(uint32_t)tid << 32) | slot;
+}
+
+/* Convert the records of in into tracer buffers (appending new device buffers
+ * and merging host events into the threads' buffers). Outside the window. */
+enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti_summary *out);
+
+/* Kineto's names: "Memcpy HtoD (Pageable -> Device)", "Memset (Device)",
+ * "Stream Sync"; API names without CUPTI's version suffix ("cudaLaunchKernel"). */
+const char *fl_cupti_memcpy_kind(unsigned kind);
+const char *fl_cupti_memory_kind(unsigned kind);
+const char *fl_cupti_sync_kind(unsigned kind);
+
+#endif

@@ -1,0 +1,127 @@
+/* trace_stream.h — a streaming reader for Kineto/Chrome trace files of any size.
+ *
+ * Reads `.json` and `.json.gz` (gzip is recognised by its magic bytes, not by
+ * the name; concatenated gzip members are read in turn) in bounded memory: the
+ * file goes through a fixed set of buffers and a purpose-built JSON tokenizer
+ * hands each event of `traceEvents` to a callback, then forgets it. What a
+ * caller keeps is its own business; the reader itself holds the buffers (a few
+ * MB, more only when one single event is larger), the interned strings, and
+ * nothing else. gzip input is inflated on a second thread while this one
+ * tokenizes.
+ *
+ * Accepts the object form ({"traceEvents": [...], ...}, metadata keys before or
+ * after the events, in any order) and the bare array form ([...]); events in
+ * any order; numeric or string pid/tid; float or integer ts/dur; missing or
+ * null fields (reported as absent); unknown categories and keys; any nesting
+ * in args; NaN/Infinity/-Infinity (as Python's json module accepts them).
+ * Strings are decoded fully (all escapes, \u with surrogate pairs; a lone
+ * surrogate or invalid UTF-8 becomes U+FFFD in the strings handed out).
+ *
+ * Everything else is checked as JSON: a truncated or corrupt file is an
+ * FL_EINPUT error naming the byte offset (of the file, or of the decompressed
+ * stream for gzip input, and the message says which) and what was expected.
+ * A duplicate "traceEvents" key is an error (a DOM reader keeps only the last).
+ *
+ * Metadata: distributedInfo.{rank, world_size} are read as JSON values. The
+ * rank HTA uses is found the way HTA finds it: the first text in the file
+ * matching the regular expression `"rank":\s+(\d+)` within one line (so
+ * `"rank":3`, without the space, is no rank for HTA) — reported separately.
+ */
+#ifndef FL_TRACE_STREAM_H
+#define FL_TRACE_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+/* Interned strings: each distinct string gets a small id; id 0 is "" (also
+ * used for "absent"). Pointers returned stay valid until fl_strtab_free. One
+ * table can be shared by several reads (ids are then comparable across
+ * traces, like HTA's symbol table). Not thread-safe. */
+struct fl_strtab;
+struct fl_strtab *fl_strtab_new(void);
+void fl_strtab_free(struct fl_strtab *t);
+uint32_t fl_strtab_intern(struct fl_strtab *t, const char *s, size_t n);
+/* Lookup only: UINT32_MAX when s was never interned. */
+uint32_t fl_strtab_find(const struct fl_strtab *t, const char *s, size_t n);
+const char *fl_strtab_str(const struct fl_strtab *t, uint32_t id);
+size_t fl_strtab_len(const struct fl_strtab *t, uint32_t id);
+uint32_t fl_strtab_count(const struct fl_strtab *t);
+
+/* Which fields an event had (fl_tev.has). */
+enum {
+	FL_TEV_PH = 1u << 0,
+	FL_TEV_NAME = 1u << 1,    /* a string */
+	FL_TEV_CAT = 1u << 2,     /* a string */
+	FL_TEV_TS = 1u << 3,      /* a number */
+	FL_TEV_DUR = 1u << 4,     /* a number */
+	FL_TEV_PID = 1u << 5,
+	FL_TEV_TID = 1u << 6,
+	FL_TEV_PID_STR = 1u << 7, /* pid was a string: pid holds its string id */
+	FL_TEV_TID_STR = 1u << 8,
+	FL_TEV_CORRELATION = 1u << 9,
+	FL_TEV_EXTERNAL_ID = 1u << 10,
+	FL_TEV_STREAM = 1u << 11,
+	FL_TEV_DEVICE = 1u << 12,
+	FL_TEV_BYTES = 1u << 13,
+	FL_TEV_TS_FLOAT = 1u << 14, /* ts was written as a float (fraction, exponent, NaN/Infinity) */
+	FL_TEV_ARGS = 1u << 15,     /* args was an object */
+};
+
+/* One event as read. Numbers from args are integers (a fractional value is
+ * truncated toward zero; a non-numeric value counts as absent). `stream`
+ * follows HTA's reading: a number or a string holding an integer ("7"), else
+ * absent. Absent integers read -1, absent ts/dur read 0. */
+struct fl_tev {
+	uint64_t index;     /* position in traceEvents, counting every item */
+	uint32_t has;       /* FL_TEV_* */
+	char ph;            /* first character of "ph", 0 when absent */
+	uint32_t name, cat; /* string ids, 0 when absent */
+	double ts, dur;     /* µs, as written */
+	int64_t pid, tid;   /* numbers, or string ids (FL_TEV_PID_STR / TID_STR) */
+	int64_t correlation, external_id, stream, device, bytes; /* args */
+};
+
+/* Called for each item of traceEvents, in file order. A non-zero status stops
+ * the read and is returned (with the callback's message). */
+typedef enum fl_status (*fl_tev_fn)(void *arg, const struct fl_tev *ev);
+
+struct fl_trace_info {
+	int gzip;             /* the input was gzip */
+	int array_form;       /* a bare [...] of events */
+	uint64_t n_events;    /* items of traceEvents */
+	uint64_t bytes_in;    /* bytes read from the file */
+	uint64_t bytes_json;  /* bytes of JSON text (decompressed) */
+	/* HTA's rank: first `"rank":\s+\d+` in the text (see above) */
+	int has_hta_rank;
+	long long hta_rank;
+	/* distributedInfo (the last one when repeated) */
+	int has_dist_rank, has_world_size;
+	long long dist_rank, world_size;
+	int has_base_time;
+	double base_time_ns;  /* baseTimeNanoseconds */
+	/* How ts was written across all events (HTA rounds ts and ts+dur to whole
+	 * µs when pandas reads the ts column as floats: some ts has a fraction or
+	 * some event has no ts). */
+	uint64_t n_ts_float, n_ts_missing, n_ts_other;
+};
+
+struct fl_trace_stream_opts {
+	struct fl_strtab *strings; /* required: names, cats, string pids intern here */
+	fl_tev_fn on_event;        /* may be NULL (validate and count only) */
+	void *arg;
+	int no_thread;             /* 1: inflate on the calling thread (for tests) */
+	size_t chunk;              /* bytes per read/inflate chunk; 0: default (256 KiB) */
+};
+
+/* Read a trace file. `info` may be NULL. Errors: FL_EINPUT (cannot open,
+ * truncated, corrupt; message names the file and the byte offset),
+ * FL_ERUNTIME (out of memory, read error), or the callback's status. */
+enum fl_status fl_trace_stream_file(const char *path, const struct fl_trace_stream_opts *o,
+				    struct fl_trace_info *info);
+/* The same for bytes in memory (gzip or not); `what` names them in messages. */
+enum fl_status fl_trace_stream_mem(const char *what, const void *buf, size_t len,
+				   const struct fl_trace_stream_opts *o, struct fl_trace_info *info);
+
+#endif
