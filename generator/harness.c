@@ -524,7 +524,8 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.device_properties = be.ops->device_properties ? be.ops->device_properties(&be) : "[]",
 		.rank = r->rank,
 		.world_size = r->world_size,
-		.dist_backend = r->world_size > 1 ? "mpi" : "none",
+		/* what carries the collectives: NCCL between GPUs, MPI between emulated devices */
+		.dist_backend = r->world_size <= 1 ? "none" : strcmp(be.ops->name, "cuda") == 0 ? "nccl" : "mpi",
 		.window_t0 = window_t0,
 		.window_t1 = window_t1,
 		.seed = seed,

@@ -10,7 +10,7 @@ enum fl_cat fl_cat_of(const char *cat)
 {
 	static const struct { const char *s; enum fl_cat c; } map[] = {
 		{"cpu_op", FL_CAT_CPU_OP}, {"user_annotation", FL_CAT_USER_ANNOTATION},
-		{"cuda_runtime", FL_CAT_CUDA_RUNTIME}, {"kernel", FL_CAT_KERNEL},
+		{"cuda_runtime", FL_CAT_CUDA_RUNTIME}, {"cuda_driver", FL_CAT_CUDA_RUNTIME}, {"kernel", FL_CAT_KERNEL},
 		{"gpu_memcpy", FL_CAT_GPU_MEMCPY}, {"gpu_memset", FL_CAT_GPU_MEMSET},
 		{"gpu_user_annotation", FL_CAT_GPU_USER_ANNOTATION}, {"cuda_sync", FL_CAT_CUDA_SYNC},
 		{"Trace", FL_CAT_TRACE},
