@@ -1,4 +1,5 @@
 #include "grader/grade.h"
+#include "grader/device_metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -137,7 +138,47 @@ static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts
 	return FL_OK;
 }
 
-/* trace: references read the metrics of the truth's first trace, computed now. */
+/* Device analyses (HTA's definitions) over every trace the truth lists, one per
+ * rank, merged into the trace metrics: trace:temporal.idle_pct, trace:overlap.
+ * comm_comp_pct, trace:straggler.rank, trace:ranks.1.temporal.compute_us ... */
+static enum fl_status add_device_metrics(struct fl_grade *g)
+{
+	const cJSON *traces = cJSON_GetObjectItemCaseSensitive(g->truth, "traces");
+	size_t n = (size_t)cJSON_GetArraySize(traces);
+	char **paths = calloc(n ? n : 1, sizeof(char *));
+	enum fl_status st = FL_OK;
+	cJSON *dm = NULL;
+	if (!paths)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "file");
+		if (!cJSON_IsString(f) || strchr(f->valuestring, '/')) {
+			st = fl_error(FL_GRADE_ECONFIG, "truth '%s': traces[%zu].file: expected the trace's file name",
+				      g->truth_name, i);
+			goto out;
+		}
+		paths[i] = beside(g->truth_path, f->valuestring);
+	}
+	struct fl_dm_opts o = FL_DM_OPTS_INIT;
+	if ((st = fl_device_metrics((const char *const *)paths, n, &o, &dm))) {
+		st = fl_error_prefix(FL_GRADE_ECONFIG, "traces of truth '%s': ", g->truth_name);
+		goto out;
+	}
+	for (cJSON *it = dm->child; it;) {
+		cJSON *next = it->next;
+		if (!cJSON_GetObjectItemCaseSensitive(g->trace_metrics, it->string))
+			cJSON_AddItemToObject(g->trace_metrics, it->string, cJSON_DetachItemViaPointer(dm, it));
+		it = next;
+	}
+out:
+	cJSON_Delete(dm);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return st;
+}
+
+/* trace: references read the metrics of the truth's traces, computed now. */
 static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 {
 	struct fl_grade *g = arg;
@@ -176,6 +217,8 @@ static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 	g->trace_metrics = fl_host_metrics_json(&m);
 	fl_host_metrics_release(&m);
 	fl_trace_release(&t);
+	if ((st = add_device_metrics(g)))
+		goto out;
 	*metrics = g->trace_metrics;
 out:
 	free(path);
