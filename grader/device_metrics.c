@@ -3,9 +3,11 @@
 #include "grader/device_metrics.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grader/trace_stream.h"
 
@@ -29,67 +31,136 @@ static void *xalloc(void *p, size_t n)
 		}                                                              \
 	} while (0)
 
-/* int64 -> int32 map (open addressing), for correlations */
-struct imap {
-	int64_t *key;
-	int32_t *val;
-	size_t cap, n; /* cap: a power of two */
+/* qsort, and memcpy, that take n == 0 with a NULL pointer */
+static void sort_n(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, sz, cmp);
+}
+
+static void copy_n(void *dst, const void *src, size_t bytes)
+{
+	if (bytes)
+		memcpy(dst, src, bytes);
+}
+
+/* Stable LSD radix sort of (key, item) pairs by key: 8-bit digits, digits
+ * that all keys share are skipped. Sorting is what the analyses spend their
+ * time on; this keeps it linear and cache-friendly. */
+struct kv {
+	uint64_t k;
+	uint32_t i;
 };
 
-static uint64_t mix64(uint64_t x)
+static void radix_kv(struct kv *a, size_t n)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	if (n < 2)
+		return;
+	if (n < 48) { /* insertion sort: stable too */
+		for (size_t i = 1; i < n; i++) {
+			struct kv x = a[i];
+			size_t q = i;
+			for (; q > 0 && a[q - 1].k > x.k; q--)
+				a[q] = a[q - 1];
+			a[q] = x;
+		}
+		return;
+	}
+	/* only the bytes in which some keys differ need a pass */
+	uint64_t vary = 0, k0 = a[0].k;
+	int sorted = 1;
+	for (size_t i = 0; i < n; i++) {
+		vary |= a[i].k ^ k0;
+		sorted &= i == 0 || a[i - 1].k <= a[i].k;
+	}
+	if (sorted)
+		return;
+	int digit[8], nd = 0;
+	for (int d = 0; d < 8; d++)
+		if ((vary >> (8 * d)) & 255)
+			digit[nd++] = d;
+	size_t (*cnt)[256] = calloc((size_t)nd, sizeof(*cnt));
+	if (!cnt)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		for (int q = 0; q < nd; q++)
+			cnt[q][(a[i].k >> (8 * digit[q])) & 255]++;
+	struct kv *tmp = xalloc(NULL, n * sizeof(*tmp)), *src = a, *dst = tmp;
+	for (int q = 0; q < nd; q++) {
+		int d = digit[q];
+		size_t *c = cnt[q];
+		size_t off = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t t = c[b];
+			c[b] = off;
+			off += t;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[c[(src[i].k >> (8 * d)) & 255]++] = src[i];
+		struct kv *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	free(cnt);
 }
 
-static void imap_init(struct imap *m, size_t expect)
+/* order-preserving keys */
+static uint64_t dkey(double d)
 {
-	size_t cap = 64;
-	while (cap < 2 * expect + 2)
-		cap *= 2;
-	m->cap = cap;
-	m->n = 0;
-	m->key = xalloc(NULL, cap * sizeof(*m->key));
-	m->val = xalloc(NULL, cap * sizeof(*m->val));
-	for (size_t i = 0; i < cap; i++)
-		m->val[i] = INT32_MIN; /* empty */
+	if (d == 0)
+		d = 0; /* -0.0 sorts with 0.0 */
+	uint64_t u;
+	memcpy(&u, &d, sizeof(u));
+	return u >> 63 ? ~u : u | (1ull << 63);
 }
 
-static void imap_free(struct imap *m)
+static uint64_t ikey(int64_t x) { return (uint64_t)x ^ (1ull << 63); }
+
+/* Keys for times: when all are whole numbers (HTA's rounding) they sort as
+ * small integers, which take fewer radix passes than double keys. */
+static void time_keys(struct kv *a, size_t n, const double *v, size_t stride)
 {
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
+	double lo = INFINITY, hi = -INFINITY;
+	int whole = 1;
+	for (size_t i = 0; i < n; i++) {
+		double x = *(const double *)(const void *)((const char *)v + i * stride);
+		whole &= x == floor(x);
+		if (x < lo) lo = x;
+		if (x > hi) hi = x;
+	}
+	whole &= n == 0 || hi - lo < 9007199254740992.0;
+	for (size_t i = 0; i < n; i++) {
+		double x = *(const double *)(const void *)((const char *)v + i * stride);
+		a[i] = (struct kv){whole ? (uint64_t)(x - lo) : dkey(x), (uint32_t)i};
+	}
 }
 
-/* The slot of key k (found or empty). */
-static size_t imap_slot(const struct imap *m, int64_t k)
+/* Sort doubles ascending (no NaN). */
+static void sort_doubles(double *v, size_t n)
 {
-	size_t i = (size_t)mix64((uint64_t)k) & (m->cap - 1);
-	while (m->val[i] != INT32_MIN && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	return i;
+	struct kv *a = xalloc(NULL, (n ? n : 1) * sizeof(*a));
+	if (n)
+		time_keys(a, n, v, sizeof(*v));
+	radix_kv(a, n);
+	double *o = xalloc(NULL, (n ? n : 1) * sizeof(*o));
+	for (size_t i = 0; i < n; i++)
+		o[i] = v[a[i].i];
+	copy_n(v, o, n * sizeof(*v));
+	free(o);
+	free(a);
 }
 
-static int32_t imap_get(const struct imap *m, int64_t k, int32_t dflt)
+/* Reorder items (of size sz) by a permutation: out[k] = in[perm[k].i]. */
+static void apply_perm(void *items, size_t sz, const struct kv *perm, size_t n)
 {
-	if (!m->cap)
-		return dflt;
-	size_t i = imap_slot(m, k);
-	return m->val[i] == INT32_MIN ? dflt : m->val[i];
-}
-
-static void imap_put(struct imap *m, int64_t k, int32_t v)
-{
-	size_t i = imap_slot(m, k);
-	if (m->val[i] == INT32_MIN)
-		m->n++;
-	m->key[i] = k;
-	m->val[i] = v;
+	char *tmp = xalloc(NULL, (n ? n : 1) * sz);
+	for (size_t k = 0; k < n; k++)
+		memcpy(tmp + k * sz, (char *)items + (size_t)perm[k].i * sz, sz);
+	copy_n(items, tmp, n * sz);
+	free(tmp);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -242,7 +313,9 @@ struct dm_ev {
 	int32_t stream;  /* args.stream as HTA reads it, -1 */
 	int32_t iter;    /* HTA's iteration: a step number, -1, or ITER_NAN */
 	int32_t link;    /* the event HTA links by correlation (position), -1 */
-	uint32_t flags;  /* EF_* */
+	int32_t grp;     /* its correlation group (struct dm_rank.gbeg), -1 */
+	uint16_t flags;  /* EF_* */
+	uint16_t mult;   /* times in the view (HTA's merge repeats rows), 0: filtered out */
 };
 
 /* Any other host event: only counted, unless kept for the straggler rule and diffs. */
@@ -273,22 +346,30 @@ struct dm_rank {
 	double *bound;   /* sorted step boundaries */
 	int32_t *seg;    /* step index for [bound[i], bound[i+1]), -1 none */
 	size_t nbound;
+	/* events with a correlation, by correlation (file order within):
+	 * group g is gpos[gbeg[g] .. gbeg[g + 1]) */
+	uint32_t *gpos, *gbeg;
+	size_t ngroups;
 	/* the events HTA analyses after its filter: positions in ev (repeated
 	 * when several kept host events share a correlation) */
 	int32_t *view;
 	size_t nview;
-	unsigned char *inview;
 	int filtered, cut_incl; /* host events kept: ts < cut (ts <= cut with cut_incl) */
 	double cut;
 	int32_t ev0;            /* position of traceEvents[0] in ev, -1 */
 };
 
+/* Strings and what the analyses need to know of them, per string id. */
+struct names {
+	struct fl_strtab *strings;
+	uint16_t *nf;       /* NF_* (computed on first use) */
+	long long *stepnum; /* the N of ProfilerStep#N, -1 */
+	size_t nnf;
+};
+
 struct fl_dm_job {
 	struct fl_dm_opts o;
-	struct fl_strtab *strings;
-	uint16_t *nf;           /* name flags per string id */
-	long long *stepnum;     /* per string id, -1 */
-	size_t nnf;
+	struct names nm;
 	struct dm_rank *ranks;
 	size_t nranks;
 	size_t step_symbols;
@@ -298,27 +379,27 @@ struct fl_dm_job {
 double fl_dm_json_bytes(const struct fl_dm_job *job) { return (double)job->json_bytes; }
 uint64_t fl_dm_events(const struct fl_dm_job *job) { return job->events; }
 
-static uint16_t name_flags(struct fl_dm_job *j, uint32_t id)
+static uint16_t name_flags(struct names *m, uint32_t id)
 {
-	if (id >= j->nnf) {
-		size_t n = fl_strtab_count(j->strings) + 256;
-		j->nf = xalloc(j->nf, n * sizeof(*j->nf));
-		j->stepnum = xalloc(j->stepnum, n * sizeof(*j->stepnum));
-		memset(j->nf + j->nnf, 0, (n - j->nnf) * sizeof(*j->nf));
-		j->nnf = n;
+	if (id >= m->nnf) {
+		size_t n = fl_strtab_count(m->strings) + 256;
+		m->nf = xalloc(m->nf, n * sizeof(*m->nf));
+		m->stepnum = xalloc(m->stepnum, n * sizeof(*m->stepnum));
+		memset(m->nf + m->nnf, 0, (n - m->nnf) * sizeof(*m->nf));
+		m->nnf = n;
 	}
-	uint16_t f = j->nf[id];
+	uint16_t f = m->nf[id];
 	if (f & NF_DONE)
 		return f;
-	const char *s = fl_strtab_str(j->strings, id);
-	size_t n = fl_strtab_len(j->strings, id);
+	const char *s = fl_strtab_str(m->strings, id);
+	size_t n = fl_strtab_len(m->strings, id);
 	f = NF_DONE;
 	if (find_mem(s, n, "ProfilerStep"))
 		f |= NF_HAS_PS;
 	if (n >= 12 && !memcmp(s, "ProfilerStep", 12))
 		f |= NF_STARTS_PS;
-	j->stepnum[id] = step_number(s, n);
-	if (j->stepnum[id] >= 0)
+	m->stepnum[id] = step_number(s, n);
+	if (m->stepnum[id] >= 0)
 		f |= NF_STEP;
 	if (one_of(s, n, sync_names))
 		f |= NF_SYNC;
@@ -333,39 +414,44 @@ static uint16_t name_flags(struct fl_dm_job *j, uint32_t id)
 	if (eq(s, n, "Trace"))
 		f |= NF_TRACE;
 	f |= (uint16_t)(kernel_type(s, n) << NF_KT_SHIFT);
-	j->nf[id] = f;
+	m->nf[id] = f;
 	return f;
 }
 
-static int ktype(const struct fl_dm_job *j, uint32_t name) { return (j->nf[name] >> NF_KT_SHIFT) & 3; }
-static const char *str(const struct fl_dm_job *j, uint32_t id) { return fl_strtab_str(j->strings, id); }
+static int ktype(const struct fl_dm_job *j, uint32_t name) { return (j->nm.nf[name] >> NF_KT_SHIFT) & 3; }
+static const char *str(const struct fl_dm_job *j, uint32_t id) { return fl_strtab_str(j->nm.strings, id); }
 
 /* ------------------------------------------------------------------ load */
 
+/* Reading one file: its own strings (files are read in parallel), merged
+ * into the job's afterwards. */
 struct load_ctx {
-	struct fl_dm_job *job;
+	struct names nm;
 	struct dm_rank *r;
+	const char *path;
+	int keep_host, no_thread;
+	enum fl_status st;
+	char msg[1024];
 };
 
 static enum fl_status on_event(void *arg, const struct fl_tev *e)
 {
 	struct load_ctx *c = arg;
-	struct fl_dm_job *j = c->job;
 	struct dm_rank *r = c->r;
 	if (!(e->has & FL_TEV_DUR) || !(e->has & FL_TEV_CAT))
 		return FL_OK; /* HTA: dropna(subset=["dur", "cat"]) */
-	uint16_t cf = name_flags(j, e->cat);
+	uint16_t cf = name_flags(&c->nm, e->cat);
 	if (cf & NF_TRACE)
 		return FL_OK;
 	if (!(e->has & FL_TEV_TS) || !isfinite(e->ts) || !isfinite(e->dur)) {
 		r->n_no_ts++;
 		return FL_OK;
 	}
-	uint16_t nf = name_flags(j, e->name);
+	uint16_t nf = name_flags(&c->nm, e->name);
 	if (nf & NF_HAS_PS)
-		j->nf[e->name] |= NF_SEEN_PS;
+		c->nm.nf[e->name] |= NF_SEEN_PS;
 	if (cf & NF_HAS_PS)
-		j->nf[e->cat] |= NF_SEEN_PS;
+		c->nm.nf[e->cat] |= NF_SEEN_PS;
 	int32_t stream = -1;
 	if (e->has & FL_TEV_STREAM)
 		stream = e->stream > INT32_MAX ? INT32_MAX : e->stream < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)e->stream;
@@ -384,15 +470,93 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 		d->stream = stream;
 		d->iter = -1;
 		d->link = -1;
-		d->flags = (gpu ? EF_GPU : 0) | (cf & NF_KCAT ? EF_KCAT : 0);
+		d->grp = -1;
+		d->mult = 0;
+		d->flags = (uint16_t)((gpu ? EF_GPU : 0) | (cf & NF_KCAT ? EF_KCAT : 0));
 		return FL_OK;
 	}
 	r->n_plain++;
-	if (j->o.keep_host) {
+	if (c->keep_host) {
 		GROW(r->host, r->nh, r->caph);
 		r->host[r->nh++] = (struct dm_host){e->ts, e->dur, e->name};
 	}
 	return FL_OK;
+}
+
+static void names_release(struct names *m)
+{
+	fl_strtab_free(m->strings);
+	free(m->nf);
+	free(m->stepnum);
+	memset(m, 0, sizeof(*m));
+}
+
+static void load_one(struct load_ctx *c)
+{
+	c->nm.strings = fl_strtab_new();
+	struct fl_trace_stream_opts so = {.strings = c->nm.strings, .on_event = on_event, .arg = c,
+					  .no_thread = c->no_thread};
+	c->st = fl_trace_stream_file(c->path, &so, &c->r->info);
+	if (c->st)
+		snprintf(c->msg, sizeof(c->msg), "%s", fl_error_msg()); /* messages are per thread */
+}
+
+struct loader {
+	pthread_mutex_t mu;
+	struct load_ctx *ctx;
+	size_t n, next;
+};
+
+static void *loader_main(void *arg)
+{
+	struct loader *l = arg;
+	for (;;) {
+		pthread_mutex_lock(&l->mu);
+		size_t i = l->next++;
+		pthread_mutex_unlock(&l->mu);
+		if (i >= l->n)
+			return NULL;
+		load_one(&l->ctx[i]);
+	}
+}
+
+/* Read the files, several at a time when there are cores for them (as HTA
+ * parses ranks in parallel processes). */
+static void load_all(struct load_ctx *ctx, size_t n, int no_thread)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = no_thread || cpus < 2 ? 1 : (size_t)cpus < n ? (size_t)cpus : n;
+	struct loader l = {.ctx = ctx, .n = n};
+	pthread_mutex_init(&l.mu, NULL);
+	pthread_t th[64];
+	size_t started = 0;
+	for (size_t t = 1; t < nt && t < 64; t++)
+		if (!pthread_create(&th[started], NULL, loader_main, &l))
+			started++;
+	loader_main(&l);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	pthread_mutex_destroy(&l.mu);
+}
+
+/* Move a file's strings into the job's: rewrite its name ids. */
+static void merge_names(struct fl_dm_job *j, struct load_ctx *c)
+{
+	struct dm_rank *r = c->r;
+	uint32_t n = fl_strtab_count(c->nm.strings);
+	uint32_t *map = xalloc(NULL, (n ? n : 1) * sizeof(*map));
+	for (uint32_t id = 0; id < n; id++) {
+		map[id] = fl_strtab_intern(j->nm.strings, fl_strtab_str(c->nm.strings, id),
+					   fl_strtab_len(c->nm.strings, id));
+		uint16_t f = name_flags(&j->nm, map[id]);
+		if (id < c->nm.nnf && (c->nm.nf[id] & NF_SEEN_PS))
+			j->nm.nf[map[id]] = (uint16_t)(f | NF_SEEN_PS);
+	}
+	for (size_t i = 0; i < r->n; i++)
+		r->ev[i].name = map[r->ev[i].name];
+	for (size_t i = 0; i < r->nh; i++)
+		r->host[i].name = map[r->host[i].name];
+	free(map);
 }
 
 static int cmp_double_p(const void *a, const void *b) { return cmp_double(a, b); }
@@ -410,7 +574,7 @@ static void build_step_segments(struct dm_rank *r)
 		b[nb++] = r->steps[i].ts;
 		b[nb++] = r->steps[i].ts + r->steps[i].dur;
 	}
-	qsort(b, nb, sizeof(*b), cmp_double_p);
+	sort_n(b, nb, sizeof(*b), cmp_double_p);
 	size_t u = 0;
 	for (size_t i = 0; i < nb; i++)
 		if (!u || b[i] != b[u - 1])
@@ -464,52 +628,104 @@ static int host_kept(const struct dm_rank *r, double ts)
 }
 
 /* HTA's load_traces for one rank, after all ranks are read. */
-static void prepare_rank(struct fl_dm_job *j, struct dm_rank *r)
+/* HTA's ns rounding: pandas reads ts as floats when some ts has a fraction or
+ * is missing; then ts = ceil(ts), end = floor(ts + dur). Returns the earliest ts. */
+static double round_rank(struct dm_rank *r)
 {
-	/* ns rounding: pandas reads ts as floats when some ts has a fraction or
-	 * is missing (ceil(ts), floor(ts + dur)) */
+	double lo = INFINITY;
 	r->rounded = (r->info.n_ts_float + r->info.n_ts_missing) > 0 && r->info.n_ts_other == 0;
-	if (r->rounded) {
-		for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->rounded) {
 			double end = floor(r->ev[i].ts + r->ev[i].dur);
 			r->ev[i].ts = ceil(r->ev[i].ts);
 			r->ev[i].dur = end - r->ev[i].ts;
 		}
-		for (size_t i = 0; i < r->nh; i++) {
+		if (r->ev[i].ts < lo)
+			lo = r->ev[i].ts;
+	}
+	for (size_t i = 0; i < r->nh; i++) {
+		if (r->rounded) {
 			double end = floor(r->host[i].ts + r->host[i].dur);
 			r->host[i].ts = ceil(r->host[i].ts);
 			r->host[i].dur = end - r->host[i].ts;
 		}
+		if (r->host[i].ts < lo)
+			lo = r->host[i].ts;
 	}
-	/* index_correlation: a device event links to the last host event with
-	 * its correlation, a host event to the last device event */
-	struct imap cpu, gpu;
-	imap_init(&cpu, r->n / 2);
-	imap_init(&gpu, r->n / 2);
+	return lo;
+}
+
+/* HTA's _align_all_ranks: the job's earliest event is time 0. */
+static void align_rank(struct dm_rank *r, double t0)
+{
+	for (size_t i = 0; i < r->n; i++)
+		r->ev[i].ts -= t0;
+	for (size_t i = 0; i < r->nh; i++)
+		r->host[i].ts -= t0;
+}
+
+/* HTA's transform_correlation_to_index (index_correlation: a device event
+ * links to the last host event with its correlation, a host event to the
+ * last device event), done on correlation groups. */
+static void link_rank(struct dm_rank *r)
+{
+	size_t nc = 0;
 	r->ev0 = -1;
 	for (size_t i = 0; i < r->n; i++) {
-		struct dm_ev *e = &r->ev[i];
-		if (e->index == 0)
+		if (r->ev[i].index == 0)
 			r->ev0 = (int32_t)i;
-		if (e->corr == -1)
-			continue;
-		imap_put(e->flags & EF_GPU ? &gpu : &cpu, e->corr, (int32_t)i);
+		nc += r->ev[i].corr != -1;
 	}
-	for (size_t i = 0; i < r->n; i++) {
-		struct dm_ev *e = &r->ev[i];
-		if (e->corr != -1)
-			e->link = imap_get(e->flags & EF_GPU ? &cpu : &gpu, e->corr, -1);
+	struct kv *a = xalloc(NULL, (nc ? nc : 1) * sizeof(*a));
+	nc = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].corr != -1)
+			a[nc++] = (struct kv){ikey(r->ev[i].corr), (uint32_t)i};
+	radix_kv(a, nc);
+	r->gpos = xalloc(NULL, (nc ? nc : 1) * sizeof(*r->gpos));
+	r->gbeg = xalloc(NULL, (nc + 1) * sizeof(*r->gbeg));
+	r->ngroups = 0;
+	for (size_t s = 0; s < nc;) {
+		size_t e = s;
+		int32_t last_cpu = -1, last_gpu = -1;
+		while (e < nc && a[e].k == a[s].k) {
+			uint32_t p = a[e].i;
+			r->gpos[e] = p;
+			r->ev[p].grp = (int32_t)r->ngroups;
+			if (r->ev[p].flags & EF_GPU)
+				last_gpu = (int32_t)p;
+			else
+				last_cpu = (int32_t)p;
+			e++;
+		}
+		for (size_t q = s; q < e; q++) {
+			struct dm_ev *x = &r->ev[a[q].i];
+			x->link = x->flags & EF_GPU ? last_cpu : last_gpu;
+		}
+		r->gbeg[r->ngroups++] = (uint32_t)s;
+		s = e;
 	}
-	imap_free(&cpu);
-	imap_free(&gpu);
+	r->gbeg[r->ngroups] = (uint32_t)nc;
+	free(a);
+}
+
+/* HTA's load_traces for one rank, after all ranks are read and aligned. */
+/* HTA's merge repeats a device event once per host event of its correlation;
+ * correlation ids that repeat thousands of times (a broken trace) would make
+ * that quadratic. Past this many rows per event the work is refused. */
+#define ROWS_PER_EVENT 4
+
+static enum fl_status prepare_rank(struct fl_dm_job *j, struct dm_rank *r)
+{
+	link_rank(r);
 	/* steps and iterations */
 	size_t cap = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		struct dm_ev *e = &r->ev[i];
-		if (!(j->nf[e->name] & NF_STEP))
+		if (!(j->nm.nf[e->name] & NF_STEP))
 			continue;
 		GROW(r->steps, r->nsteps, cap);
-		r->steps[r->nsteps++] = (struct dm_step){e->ts, e->dur, j->stepnum[e->name], i};
+		r->steps[r->nsteps++] = (struct dm_step){e->ts, e->dur, j->nm.stepnum[e->name], i};
 	}
 	build_step_segments(r);
 	for (size_t i = 0; i < r->n; i++)
@@ -529,22 +745,21 @@ static void prepare_rank(struct fl_dm_job *j, struct dm_rank *r)
 	}
 	/* the filter: with two or more step names in the job, keep host events
 	 * before the last step's start, and device events launched by them */
-	r->inview = xalloc(NULL, r->n ? r->n : 1);
-	memset(r->inview, 0, r->n ? r->n : 1);
 	r->filtered = j->step_symbols >= 2;
+	size_t vcap = 0;
 	if (!r->filtered) {
 		r->view = xalloc(NULL, (r->n ? r->n : 1) * sizeof(*r->view));
 		for (size_t i = 0; i < r->n; i++) {
 			r->view[i] = (int32_t)i;
-			r->inview[i] = 1;
+			r->ev[i].mult = 1;
 		}
 		r->nview = r->n;
-		return;
+		return FL_OK;
 	}
 	double last_start = NAN, last_end = NAN;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct dm_ev *e = &r->ev[i];
-		if ((e->flags & EF_GPU) || !(j->nf[e->name] & NF_HAS_PS))
+		if ((e->flags & EF_GPU) || !(j->nm.nf[e->name] & NF_HAS_PS))
 			continue;
 		if (!(last_start >= e->ts))
 			last_start = e->ts;
@@ -553,36 +768,44 @@ static void prepare_rank(struct fl_dm_job *j, struct dm_rank *r)
 	}
 	r->cut_incl = j->o.include_last_step;
 	r->cut = r->cut_incl ? last_end : last_start;
-	struct imap cnt;
-	imap_init(&cnt, r->n / 2);
-	size_t nview = 0, vcap = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		const struct dm_ev *e = &r->ev[i];
-		if ((e->flags & EF_GPU) || !host_kept(r, e->ts) || e->corr == -1)
-			continue;
-		imap_put(&cnt, e->corr, imap_get(&cnt, e->corr, 0) + 1);
+		struct dm_ev *e = &r->ev[i];
+		if (!(e->flags & EF_GPU))
+			e->mult = host_kept(r, e->ts);
 	}
-	for (size_t i = 0; i < r->n; i++) { /* device events first (HTA's concat order) */
-		const struct dm_ev *e = &r->ev[i];
-		if (!(e->flags & EF_GPU) || e->corr == -1)
-			continue;
-		int32_t m = imap_get(&cnt, e->corr, 0);
-		for (int32_t k = 0; k < m; k++) {
-			GROW(r->view, nview, vcap);
-			r->view[nview++] = (int32_t)i;
-			r->inview[i] = 1;
+	for (size_t g = 0; g < r->ngroups; g++) {
+		/* a device event is repeated once per kept host event of its
+		 * correlation (HTA's inner merge) */
+		size_t kept = 0;
+		for (uint32_t q = r->gbeg[g]; q < r->gbeg[g + 1]; q++) {
+			const struct dm_ev *x = &r->ev[r->gpos[q]];
+			kept += !(x->flags & EF_GPU) && x->mult;
+		}
+		for (uint32_t q = r->gbeg[g]; q < r->gbeg[g + 1]; q++) {
+			struct dm_ev *x = &r->ev[r->gpos[q]];
+			if (x->flags & EF_GPU)
+				x->mult = (uint16_t)(kept < UINT16_MAX ? kept : UINT16_MAX);
 		}
 	}
-	for (size_t i = 0; i < r->n; i++) {
-		const struct dm_ev *e = &r->ev[i];
-		if ((e->flags & EF_GPU) || !host_kept(r, e->ts))
-			continue;
-		GROW(r->view, nview, vcap);
-		r->view[nview++] = (int32_t)i;
-		r->inview[i] = 1;
-	}
+	size_t nview = 0, want = 0;
+	for (size_t i = 0; i < r->n; i++)
+		want += r->ev[i].mult;
+	if (want > ROWS_PER_EVENT * r->n + 1000000)
+		return fl_error(FL_EINPUT,
+				"'%s': correlation ids repeat too often: HTA's join would make %zu rows of %zu events",
+				r->path, want, r->n);
+	for (int pass = 0; pass < 2; pass++) /* device events first (HTA's concat order) */
+		for (size_t i = 0; i < r->n; i++) {
+			const struct dm_ev *e = &r->ev[i];
+			if ((int)!(e->flags & EF_GPU) != pass)
+				continue;
+			for (uint16_t k = 0; k < e->mult; k++) {
+				GROW(r->view, nview, vcap);
+				r->view[nview++] = (int32_t)i;
+			}
+		}
 	r->nview = nview;
-	imap_free(&cnt);
+	return FL_OK;
 }
 
 static void rank_release(struct dm_rank *r)
@@ -594,7 +817,8 @@ static void rank_release(struct dm_rank *r)
 	free(r->bound);
 	free(r->seg);
 	free(r->view);
-	free(r->inview);
+	free(r->gpos);
+	free(r->gbeg);
 }
 
 void fl_dm_free(struct fl_dm_job *job)
@@ -604,9 +828,9 @@ void fl_dm_free(struct fl_dm_job *job)
 	for (size_t i = 0; i < job->nranks; i++)
 		rank_release(&job->ranks[i]);
 	free(job->ranks);
-	free(job->nf);
-	free(job->stepnum);
-	fl_strtab_free(job->strings);
+	free(job->nm.nf);
+	free(job->nm.stepnum);
+	fl_strtab_free(job->nm.strings);
 	free(job);
 }
 
@@ -625,45 +849,70 @@ enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm
 	j->o = o ? *o : dflt;
 	if (n >= 2)
 		j->o.keep_host = 1; /* the straggler rule's iteration spans read every host event */
-	j->strings = fl_strtab_new();
+	j->nm.strings = fl_strtab_new();
 	j->ranks = calloc(n ? n : 1, sizeof(*j->ranks));
 	if (!j->ranks)
 		abort();
 	enum fl_status st = FL_OK;
+	struct load_ctx *ctx = NULL;
 	*out = NULL;
 	if (!n) {
 		st = fl_error(FL_EINPUT, "no trace to analyse");
 		goto fail;
 	}
+	ctx = calloc(n, sizeof(*ctx));
+	if (!ctx)
+		abort();
 	for (size_t i = 0; i < n; i++) {
 		struct dm_rank *r = &j->ranks[j->nranks++];
 		r->path = strdup(paths[i]);
 		if (!r->path)
 			abort();
-		struct load_ctx c = {j, r};
-		struct fl_trace_stream_opts so = {.strings = j->strings, .on_event = on_event, .arg = &c,
-						  .no_thread = j->o.no_thread};
-		if ((st = fl_trace_stream_file(paths[i], &so, &r->info)))
+		ctx[i] = (struct load_ctx){.r = r, .path = paths[i], .keep_host = j->o.keep_host,
+					   .no_thread = j->o.no_thread};
+	}
+	load_all(ctx, n, j->o.no_thread);
+	for (size_t i = 0; i < n; i++) {
+		if (ctx[i].st) {
+			st = fl_error(ctx[i].st, "%s", ctx[i].msg);
 			goto fail;
+		}
+		struct dm_rank *r = ctx[i].r;
+		merge_names(j, &ctx[i]);
+		names_release(&ctx[i].nm);
 		r->rank = r->info.has_hta_rank ? r->info.hta_rank : 0;
 		j->json_bytes += r->info.bytes_json;
 		j->events += r->info.n_events;
 	}
-	qsort(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
+	sort_n(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
 	for (size_t i = 1; i < j->nranks; i++)
 		if (j->ranks[i].rank == j->ranks[i - 1].rank) {
 			st = fl_error(FL_EINPUT, "'%s' and '%s' are both rank %lld (a job has one trace per rank)",
 				      j->ranks[i - 1].path, j->ranks[i].path, j->ranks[i].rank);
 			goto fail;
 		}
-	for (size_t id = 0; id < j->nnf; id++)
-		if (j->nf[id] & NF_SEEN_PS)
+	for (size_t id = 0; id < j->nm.nnf; id++)
+		if (j->nm.nf[id] & NF_SEEN_PS)
 			j->step_symbols++;
-	for (size_t i = 0; i < j->nranks; i++)
-		prepare_rank(j, &j->ranks[i]);
+	double t0 = INFINITY;
+	for (size_t i = 0; i < j->nranks; i++) {
+		double lo = round_rank(&j->ranks[i]);
+		if (lo < t0)
+			t0 = lo;
+	}
+	for (size_t i = 0; i < j->nranks; i++) {
+		if (isfinite(t0))
+			align_rank(&j->ranks[i], t0);
+		if ((st = prepare_rank(j, &j->ranks[i])))
+			goto fail;
+	}
+	free(ctx);
 	*out = j;
 	return FL_OK;
 fail:
+	for (size_t i = 0; ctx && i < n; i++)
+		names_release(&ctx[i].nm);
+	free(ctx);
 	fl_dm_free(j);
 	return st;
 }
@@ -672,63 +921,88 @@ fail:
 
 struct ivl {
 	double ts, end;
-	uint32_t ord;
 };
 
-static int cmp_ivl(const void *a, const void *b)
-{
-	const struct ivl *x = a, *y = b;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
+/* A rank's device rows (stream != -1) of the view, sorted by ts (ties in view
+ * order), computed once for all the analyses. */
+struct actx {
+	const struct fl_dm_job *j;
+	const struct dm_rank *r;
+	uint32_t *dev; /* view indices */
+	size_t ndev;
+};
 
-/* HTA's merge_kernel_intervals: sort by ts (ties in row order), then a row
- * starts a new group when its ts is after every earlier row's end. Merges in
- * place; returns the number of groups. */
-static size_t merge_ivl(struct ivl *v, size_t n)
+static void actx_init(struct actx *c, const struct fl_dm_job *j, const struct dm_rank *r)
 {
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_ivl);
-	size_t g = 0;
-	double cm = v[0].end;
-	for (size_t i = 1; i < n; i++) {
-		if (v[i].ts > cm) {
-			v[++g] = v[i];
-		} else if (v[i].end > v[g].end) {
-			v[g].end = v[i].end;
-		}
-		if (v[i].end > cm)
-			cm = v[i].end;
-	}
-	return g + 1;
-}
-
-static double ivl_sum(const struct ivl *v, size_t n)
-{
-	double e = 0, t = 0;
-	for (size_t i = 0; i < n; i++) {
-		e += v[i].end;
-		t += v[i].ts;
-	}
-	return e - t;
-}
-
-/* The device rows of a rank's view (stream != -1), optionally of one kernel type. */
-static size_t device_ivls(const struct fl_dm_job *j, const struct dm_rank *r, int kt, struct ivl **out)
-{
-	struct ivl *v = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*v));
+	c->j = j;
+	c->r = r;
+	struct kv *a = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*a));
+	double *ts = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*ts));
+	uint32_t *vi = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*vi));
 	size_t n = 0;
 	for (size_t i = 0; i < r->nview; i++) {
 		const struct dm_ev *e = &r->ev[r->view[i]];
-		if (e->stream == -1 || (kt >= 0 && ktype(j, e->name) != kt))
+		if (e->stream != -1) {
+			ts[n] = e->ts;
+			vi[n++] = (uint32_t)i;
+		}
+	}
+	if (n)
+		time_keys(a, n, ts, sizeof(*ts));
+	radix_kv(a, n);
+	c->dev = xalloc(NULL, (n ? n : 1) * sizeof(*c->dev));
+	for (size_t i = 0; i < n; i++)
+		c->dev[i] = vi[a[i].i];
+	c->ndev = n;
+	free(a);
+	free(ts);
+	free(vi);
+}
+
+static void actx_release(struct actx *c) { free(c->dev); }
+
+static const struct dm_ev *dev_ev(const struct actx *c, size_t i) { return &c->r->ev[c->r->view[c->dev[i]]]; }
+
+/* HTA's merge_kernel_intervals on the device rows of one kernel type (-1:
+ * all): in ts order, a row starts a new group when its ts is after every
+ * earlier row's end. Returns the groups (caller frees). */
+static size_t merged(const struct actx *c, int kt, struct ivl **out)
+{
+	struct ivl *v = xalloc(NULL, (c->ndev ? c->ndev : 1) * sizeof(*v));
+	size_t g = 0;
+	int any = 0;
+	double cm = 0;
+	for (size_t i = 0; i < c->ndev; i++) {
+		const struct dm_ev *e = dev_ev(c, i);
+		if (kt >= 0 && ktype(c->j, e->name) != kt)
 			continue;
-		v[n] = (struct ivl){e->ts, e->ts + e->dur, (uint32_t)i};
-		n++;
+		double ts = e->ts, end = e->ts + e->dur;
+		if (!any) {
+			v[0] = (struct ivl){ts, end};
+			cm = end;
+			any = 1;
+			g = 1;
+			continue;
+		}
+		if (ts > cm)
+			v[g++] = (struct ivl){ts, end};
+		else if (end > v[g - 1].end)
+			v[g - 1].end = end;
+		if (end > cm)
+			cm = end;
 	}
 	*out = v;
-	return n;
+	return g;
+}
+
+/* HTA's end.sum() - ts.sum(), summed as differences: the same value (exact on
+ * whole µs), without the rounding of sums of large timestamps. */
+static double ivl_sum(const struct ivl *v, size_t n)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += v[i].end - v[i].ts;
+	return s;
 }
 
 /* ------------------------------------------------------------- analyses */
@@ -738,21 +1012,19 @@ struct temporal {
 	double idle, compute, noncompute, span;
 };
 
-static struct temporal temporal_of(const struct fl_dm_job *j, const struct dm_rank *r)
+static struct temporal temporal_of(const struct actx *c)
 {
 	struct temporal t = {0};
 	struct ivl *v;
-	size_t n = device_ivls(j, r, -1, &v);
-	if (n) {
-		size_t g = merge_ivl(v, n);
+	size_t g = merged(c, -1, &v);
+	if (g) {
 		t.ok = 1;
 		t.span = v[g - 1].end - v[0].ts;
 		t.idle = t.span - ivl_sum(v, g);
 	}
 	free(v);
 	if (t.ok) {
-		n = device_ivls(j, r, KT_COMP, &v);
-		size_t g = merge_ivl(v, n);
+		g = merged(c, KT_COMP, &v);
 		t.compute = ivl_sum(v, g);
 		t.noncompute = t.span - t.compute - t.idle;
 		free(v);
@@ -765,26 +1037,24 @@ struct tick {
 	int delta;
 };
 
-static int cmp_tick(const void *a, const void *b)
-{
-	double x = ((const struct tick *)a)->time, y = ((const struct tick *)b)->time;
-	return x < y ? -1 : x > y;
-}
-
-/* Running sums of +delta at starts and -delta at ends of merged intervals,
- * sorted by time. */
+/* +delta at starts and -delta at ends of merged intervals, by time. */
 static size_t ticks_of(struct tick **out, size_t n_types, struct ivl *const *v, const size_t *n, const int *val)
 {
 	size_t total = 0, k = 0;
 	for (size_t t = 0; t < n_types; t++)
 		total += 2 * n[t];
 	struct tick *tk = xalloc(NULL, (total ? total : 1) * sizeof(*tk));
+	struct kv *a = xalloc(NULL, (total ? total : 1) * sizeof(*a));
 	for (size_t t = 0; t < n_types; t++)
 		for (size_t i = 0; i < n[t]; i++) {
 			tk[k++] = (struct tick){v[t][i].ts, val[t]};
 			tk[k++] = (struct tick){v[t][i].end, -val[t]};
 		}
-	qsort(tk, k, sizeof(*tk), cmp_tick);
+	if (k)
+		time_keys(a, k, &tk[0].time, sizeof(*tk));
+	radix_kv(a, k);
+	apply_perm(tk, sizeof(*tk), a, k);
+	free(a);
 	*out = tk;
 	return k;
 }
@@ -794,15 +1064,13 @@ struct overlap {
 	double comm, overlap;
 };
 
-static struct overlap overlap_of(const struct fl_dm_job *j, const struct dm_rank *r)
+static struct overlap overlap_of(const struct actx *c)
 {
 	struct overlap o = {0};
 	struct ivl *v[2];
 	size_t n[2];
-	n[0] = device_ivls(j, r, KT_COMM, &v[0]);
-	n[1] = device_ivls(j, r, KT_COMP, &v[1]);
-	n[0] = merge_ivl(v[0], n[0]);
-	n[1] = merge_ivl(v[1], n[1]);
+	n[0] = merged(c, KT_COMM, &v[0]);
+	n[1] = merged(c, KT_COMP, &v[1]);
 	o.comm = ivl_sum(v[0], n[0]);
 	o.ok = n[0] > 0;
 	struct tick *tk;
@@ -822,15 +1090,13 @@ static struct overlap overlap_of(const struct fl_dm_job *j, const struct dm_rank
 
 /* Time per kernel-type combination (HTA's _get_gpu_kernel_type_time), by the
  * low three bits of the running sum: 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY. */
-static void kernel_type_time(const struct fl_dm_job *j, const struct dm_rank *r, double by_mask[8])
+static void kernel_type_time(const struct actx *c, double by_mask[8])
 {
 	static const int kts[3] = {KT_COMP, KT_COMM, KT_MEM}, val[3] = {1, 2, 4};
 	struct ivl *v[3];
 	size_t n[3];
-	for (int t = 0; t < 3; t++) {
-		n[t] = device_ivls(j, r, kts[t], &v[t]);
-		n[t] = merge_ivl(v[t], n[t]);
-	}
+	for (int t = 0; t < 3; t++)
+		n[t] = merged(c, kts[t], &v[t]);
 	struct tick *tk;
 	size_t k = ticks_of(&tk, 3, v, n, val);
 	int run = 0;
@@ -866,27 +1132,12 @@ struct name_row {
 	double sum, max, min, mean, std;
 };
 
-static const struct fl_dm_job *sort_job; /* for the comparators below (single-threaded) */
-
-static int cmp_name_dur(const void *a, const void *b)
-{
-	const struct name_dur *x = a, *y = b;
-	if (x->name == y->name)
-		return 0;
-	return strcmp(str(sort_job, x->name), str(sort_job, y->name));
-}
-
 static int cmp_row_sum_desc(const void *a, const void *b)
 {
 	const struct name_row *x = a, *y = b;
 	if (x->sum != y->sum)
 		return x->sum > y->sum ? -1 : 1;
 	return strcmp(x->name, y->name);
-}
-
-static int cmp_row_name(const void *a, const void *b)
-{
-	return strcmp(((const struct name_row *)a)->name, ((const struct name_row *)b)->name);
 }
 
 static void row_stats(struct name_row *row, const double *v, size_t n)
@@ -908,30 +1159,33 @@ static void row_stats(struct name_row *row, const double *v, size_t n)
 /* Aggregate (name, dur) rows; returns rows sorted by total, descending. */
 static size_t aggr_by_name(const struct fl_dm_job *j, struct name_dur *nd, size_t n, struct name_row **out)
 {
-	sort_job = j;
-	qsort(nd, n, sizeof(*nd), cmp_name_dur);
+	struct kv *a = xalloc(NULL, (n ? n : 1) * sizeof(*a));
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct kv){nd[i].name, (uint32_t)i};
+	radix_kv(a, n);
 	struct name_row *rows = xalloc(NULL, (n ? n : 1) * sizeof(*rows));
 	double *tmp = xalloc(NULL, (n ? n : 1) * sizeof(*tmp));
 	size_t nr = 0;
 	for (size_t i = 0; i < n;) {
 		size_t k = i;
-		while (k < n && nd[k].name == nd[i].name)
+		while (k < n && a[k].k == a[i].k)
 			k++;
 		for (size_t q = i; q < k; q++)
-			tmp[q - i] = nd[q].dur;
-		rows[nr].name = str(j, nd[i].name);
+			tmp[q - i] = nd[a[q].i].dur;
+		rows[nr].name = str(j, nd[a[i].i].name);
 		row_stats(&rows[nr], tmp, k - i);
 		nr++;
 		i = k;
 	}
-	qsort(rows, nr, sizeof(*rows), cmp_row_sum_desc);
+	free(a);
+	sort_n(rows, nr, sizeof(*rows), cmp_row_sum_desc);
 	size_t top = j->o.top_kernels;
 	if (nr > top) {
 		double *cum = xalloc(NULL, nr * sizeof(*cum)), *sorted = xalloc(NULL, nr * sizeof(*sorted));
 		double c = 0;
 		for (size_t i = 0; i < nr; i++)
 			cum[i] = sorted[i] = c += rows[i].sum;
-		qsort(sorted, nr, sizeof(*sorted), cmp_double_p);
+		sort_doubles(sorted, nr);
 		double q = quantile_sorted(sorted, nr, j->o.duration_ratio);
 		size_t keep = 0, no = 0;
 		for (size_t i = 0; i < nr; i++) {
@@ -947,8 +1201,7 @@ static size_t aggr_by_name(const struct fl_dm_job *j, struct name_dur *nd, size_
 			keep++;
 		}
 		nr = keep;
-		qsort(rows, nr, sizeof(*rows), cmp_row_name); /* HTA's groupby("name") order */
-		qsort(rows, nr, sizeof(*rows), cmp_row_sum_desc);
+		sort_n(rows, nr, sizeof(*rows), cmp_row_sum_desc);
 		free(cum);
 		free(sorted);
 	}
@@ -958,12 +1211,11 @@ static size_t aggr_by_name(const struct fl_dm_job *j, struct name_dur *nd, size_
 }
 
 /* Append the (name, dur) of a rank's device rows of one kernel type. */
-static void kernel_rows(const struct fl_dm_job *j, const struct dm_rank *r, int kt, struct name_dur **v, size_t *n,
-			size_t *cap)
+static void kernel_rows(const struct actx *c, int kt, struct name_dur **v, size_t *n, size_t *cap)
 {
-	for (size_t i = 0; i < r->nview; i++) {
-		const struct dm_ev *e = &r->ev[r->view[i]];
-		if (e->stream == -1 || ktype(j, e->name) != kt)
+	for (size_t i = 0; i < c->ndev; i++) {
+		const struct dm_ev *e = dev_ev(c, i);
+		if (ktype(c->j, e->name) != kt)
 			continue;
 		GROW(*v, *n, *cap);
 		(*v)[(*n)++] = (struct name_dur){e->name, e->dur};
@@ -986,18 +1238,7 @@ struct idle {
 struct krow {
 	double ts, end, rt; /* rt: the launch's ts, NaN when there is none */
 	int32_t stream;
-	uint32_t ord;
 };
-
-static int cmp_krow(const void *a, const void *b)
-{
-	const struct krow *x = a, *y = b;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
 
 static struct idle_stream *idle_find(struct idle *d, int64_t stream)
 {
@@ -1016,23 +1257,29 @@ static int cmp_idle_stream(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void idle_of(const struct fl_dm_job *j, const struct dm_rank *r, struct idle *d)
+static void idle_of(const struct actx *c, struct idle *d)
 {
-	struct krow *k = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*k));
+	const struct dm_rank *r = c->r;
+	struct krow *k = xalloc(NULL, (c->ndev ? c->ndev : 1) * sizeof(*k));
 	size_t n = 0;
-	for (size_t i = 0; i < r->nview; i++) {
-		const struct dm_ev *e = &r->ev[r->view[i]];
-		if (e->stream == -1 || !(e->flags & EF_KCAT))
+	for (size_t i = 0; i < c->ndev; i++) { /* in ts order */
+		const struct dm_ev *e = dev_ev(c, i);
+		if (!(e->flags & EF_KCAT))
 			continue;
 		/* the launch: the row whose traceEvents index is index_correlation
 		 * (HTA joins on it; without a link a correlated event points at 0) */
 		double rt = NAN;
 		int32_t target = e->link >= 0 ? e->link : e->corr >= 0 ? r->ev0 : -1;
-		if (target >= 0 && r->inview[target])
+		if (target >= 0 && r->ev[target].mult)
 			rt = r->ev[target].ts;
-		k[n++] = (struct krow){e->ts, e->ts + e->dur, rt, e->stream, (uint32_t)i};
+		k[n++] = (struct krow){e->ts, e->ts + e->dur, rt, e->stream};
 	}
-	qsort(k, n, sizeof(*k), cmp_krow);
+	struct kv *a = xalloc(NULL, (n ? n : 1) * sizeof(*a));
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct kv){ikey(k[i].stream), (uint32_t)i};
+	radix_kv(a, n); /* by stream, then ts, then view order */
+	apply_perm(k, sizeof(*k), a, n);
+	free(a);
 	for (size_t i = 0; i < n; i++) {
 		struct idle_stream *s = idle_find(d, k[i].stream);
 		if (i == 0 || k[i - 1].stream != k[i].stream) {
@@ -1040,13 +1287,13 @@ static void idle_of(const struct fl_dm_job *j, const struct dm_rank *r, struct i
 			continue;
 		}
 		double prev_end = k[i - 1].end, gap = k[i].ts - prev_end;
-		int cat = k[i].rt > prev_end ? 0 : gap < j->o.kernel_wait_us ? 1 : 2;
+		int cat = k[i].rt > prev_end ? 0 : gap < c->j->o.kernel_wait_us ? 1 : 2;
 		s->t[cat] += gap;
 		s->present[cat] = 1;
 		s->gaps++;
 	}
 	free(k);
-	qsort(d->s, d->n, sizeof(*d->s), cmp_idle_stream);
+	sort_n(d->s, d->n, sizeof(*d->s), cmp_idle_stream);
 }
 
 /* launch statistics (HTA's cuda_kernel_launch_stats) */
@@ -1076,40 +1323,47 @@ static void launch_free(struct launch *l)
 	free(l->delay);
 }
 
-static void launch_of(const struct fl_dm_job *j, const struct dm_rank *r, struct launch *l)
+/* Host rows (stream -1) paired with device rows (stream != -1) of each
+ * correlation that some launch call of the view has. */
+static int launch_of(const struct fl_dm_job *j, const struct dm_rank *r, struct launch *l)
 {
-	struct imap set, first;
-	imap_init(&set, 64);
-	for (size_t i = 0; i < r->nview; i++) {
-		const struct dm_ev *e = &r->ev[r->view[i]];
-		if ((j->nf[e->name] & (NF_LAUNCH | NF_MEMLAUNCH)) && e->corr != -1)
-			imap_put(&set, e->corr, 1);
-	}
-	/* pair the host rows (stream -1) with the device rows (stream != -1) of
-	 * each launch correlation: chain the device rows by correlation */
-	int32_t *next = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*next));
-	imap_init(&first, 64);
-	for (size_t i = r->nview; i-- > 0;) {
-		const struct dm_ev *e = &r->ev[r->view[i]];
-		next[i] = -1;
-		if (e->stream == -1 || imap_get(&set, e->corr, 0) != 1)
+	size_t pairs = 0;
+	for (int pass = 0; pass < 2; pass++)
+	for (size_t g = 0; g < r->ngroups; g++) {
+		const uint32_t *p = r->gpos + r->gbeg[g], *pe = r->gpos + r->gbeg[g + 1];
+		int is_launch = 0;
+		for (const uint32_t *q = p; q < pe; q++)
+			is_launch |= r->ev[*q].mult && (j->nm.nf[r->ev[*q].name] & (NF_LAUNCH | NF_MEMLAUNCH));
+		if (!is_launch)
 			continue;
-		next[i] = imap_get(&first, e->corr, -1);
-		imap_put(&first, e->corr, (int32_t)i);
-	}
-	for (size_t i = 0; i < r->nview; i++) {
-		const struct dm_ev *c = &r->ev[r->view[i]];
-		if (c->stream != -1 || imap_get(&set, c->corr, 0) != 1)
+		if (pass == 0) { /* count first: repeated correlations multiply */
+			size_t nc = 0, ng = 0;
+			for (const uint32_t *q = p; q < pe; q++) {
+				if (r->ev[*q].stream == -1)
+					nc += r->ev[*q].mult;
+				else
+					ng += r->ev[*q].mult;
+			}
+			pairs += nc * ng;
 			continue;
-		for (int32_t g = imap_get(&first, c->corr, -1); g >= 0; g = next[g]) {
-			const struct dm_ev *k = &r->ev[r->view[g]];
-			double d = k->ts - c->ts - c->dur;
-			launch_add(l, c->dur, k->dur, d > 0 ? d : 0);
+		}
+		if (pairs > ROWS_PER_EVENT * r->n + 1000000)
+			return -1;
+		for (const uint32_t *cq = p; cq < pe; cq++) {
+			const struct dm_ev *c = &r->ev[*cq];
+			if (c->stream != -1 || !c->mult)
+				continue;
+			for (const uint32_t *gq = p; gq < pe; gq++) {
+				const struct dm_ev *k = &r->ev[*gq];
+				if (k->stream == -1)
+					continue;
+				double d = k->ts - c->ts - c->dur;
+				for (unsigned m = 0; m < (unsigned)c->mult * k->mult; m++)
+					launch_add(l, c->dur, k->dur, d > 0 ? d : 0);
+			}
 		}
 	}
-	free(next);
-	imap_free(&set);
-	imap_free(&first);
+	return 0;
 }
 
 /* queue length per stream (HTA's TraceCounters) */
@@ -1128,18 +1382,7 @@ struct qtick {
 	double ts;
 	int32_t stream;
 	int delta;
-	uint32_t ord;
 };
-
-static int cmp_qtick(const void *a, const void *b)
-{
-	const struct qtick *x = a, *y = b;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
 
 static struct qsample *queue_find(struct queue *q, int64_t stream)
 {
@@ -1161,62 +1404,74 @@ static void qsample_add(struct qsample *s, double v)
 	s->v[s->n++] = v;
 }
 
-static void queue_of(const struct fl_dm_job *j, const struct dm_rank *r, struct queue *q)
+/* a launch call HTA counts: a queue-set name with index_correlation > 0 */
+static int queue_launch(const struct fl_dm_job *j, const struct dm_rank *r, const struct dm_ev *e)
 {
-	/* launches: queue-set names with index_correlation > 0 (a linked device
-	 * event with a traceEvents index > 0) */
-	struct imap launched;
-	imap_init(&launched, 64);
+	return (j->nm.nf[e->name] & NF_QUEUE) && e->link >= 0 && r->ev[e->link].index > 0;
+}
+
+static int queue_of(const struct fl_dm_job *j, const struct dm_rank *r, struct queue *q)
+{
+	unsigned char *launched = xalloc(NULL, r->ngroups ? r->ngroups : 1);
+	memset(launched, 0, r->ngroups ? r->ngroups : 1);
 	for (size_t i = 0; i < r->nview; i++) {
 		const struct dm_ev *e = &r->ev[r->view[i]];
-		if ((j->nf[e->name] & NF_QUEUE) && e->link >= 0 && r->ev[e->link].index > 0)
-			imap_put(&launched, e->corr, 1);
+		if (queue_launch(j, r, e))
+			launched[e->grp] = 1;
 	}
-	/* device rows of those correlations, chained per correlation */
-	int32_t *next = xalloc(NULL, (r->nview ? r->nview : 1) * sizeof(*next));
-	struct imap first;
-	imap_init(&first, 64);
+	/* +1 per (launch, device row of its correlation) in view order, then -1
+	 * per device row: HTA's concat order, which breaks ties of ts here */
 	struct qtick *t = NULL;
-	size_t n = 0, cap = 0;
-	uint32_t ord = 0;
-	for (size_t i = r->nview; i-- > 0;) {
+	size_t n = 0, cap = 0, want = 0;
+	for (size_t i = 0; i < r->nview; i++) { /* count first: repeated correlations multiply */
 		const struct dm_ev *e = &r->ev[r->view[i]];
-		next[i] = -1;
-		if (e->stream == -1 || imap_get(&launched, e->corr, 0) != 1)
+		if (!queue_launch(j, r, e))
 			continue;
-		next[i] = imap_get(&first, e->corr, -1);
-		imap_put(&first, e->corr, (int32_t)i);
+		for (uint32_t g = r->gbeg[e->grp]; g < r->gbeg[e->grp + 1]; g++)
+			want += r->ev[r->gpos[g]].mult;
 	}
-	/* +1 per (launch, device row) in launch order, then -1 per device row
-	 * (HTA's concat order breaks ties of ts) */
+	if (want > ROWS_PER_EVENT * r->n + 1000000) {
+		free(launched);
+		return -1;
+	}
 	for (size_t i = 0; i < r->nview; i++) {
 		const struct dm_ev *e = &r->ev[r->view[i]];
-		if (!((j->nf[e->name] & NF_QUEUE) && e->link >= 0 && r->ev[e->link].index > 0))
+		if (!queue_launch(j, r, e))
 			continue;
-		for (int32_t g = imap_get(&first, e->corr, -1); g >= 0; g = next[g]) {
-			GROW(t, n, cap);
-			t[n++] = (struct qtick){e->ts, r->ev[r->view[g]].stream, 1, ord++};
+		for (uint32_t g = r->gbeg[e->grp]; g < r->gbeg[e->grp + 1]; g++) {
+			const struct dm_ev *k = &r->ev[r->gpos[g]];
+			for (uint16_t m = 0; k->stream != -1 && m < k->mult; m++) {
+				GROW(t, n, cap);
+				t[n++] = (struct qtick){e->ts, k->stream, 1};
+			}
 		}
 	}
 	for (size_t i = 0; i < r->nview; i++) {
 		const struct dm_ev *e = &r->ev[r->view[i]];
-		if (e->stream == -1 || imap_get(&launched, e->corr, 0) != 1)
+		if (e->stream == -1 || e->grp < 0 || !launched[e->grp])
 			continue;
 		GROW(t, n, cap);
-		t[n++] = (struct qtick){e->ts, e->stream, -1, ord++};
+		t[n++] = (struct qtick){e->ts, e->stream, -1};
 	}
-	qsort(t, n, sizeof(*t), cmp_qtick);
+	free(launched);
+	struct kv *a = xalloc(NULL, (n ? n : 1) * sizeof(*a));
+	if (n)
+		time_keys(a, n, &t[0].ts, sizeof(*t));
+	radix_kv(a, n);
+	for (size_t i = 0; i < n; i++)
+		a[i].k = ikey(t[a[i].i].stream);
+	radix_kv(a, n);
 	long run = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || t[i].stream != t[i - 1].stream)
+		const struct qtick *x = &t[a[i].i];
+		if (i == 0 || x->stream != t[a[i - 1].i].stream)
 			run = 0;
-		run += t[i].delta;
-		qsample_add(queue_find(q, t[i].stream), (double)run);
+		run += x->delta;
+		qsample_add(queue_find(q, x->stream), (double)run);
 	}
+	free(a);
 	free(t);
-	free(next);
-	imap_free(&launched);
-	imap_free(&first);
+	return 0;
 }
 
 static int cmp_qsample(const void *a, const void *b)
@@ -1300,8 +1555,8 @@ static cJSON *stats_json(const double *v, size_t n, int full)
 	add_num(o, "mean", n ? s / (double)n : NAN);
 	if (full) {
 		double *c = xalloc(NULL, (n ? n : 1) * sizeof(*c));
-		memcpy(c, v, n * sizeof(*c));
-		qsort(c, n, sizeof(*c), cmp_double_p);
+		copy_n(c, v, n * sizeof(*c));
+		sort_doubles(c, n);
 		add_num(o, "p50", quantile_sorted(c, n, 0.5));
 		add_num(o, "p95", quantile_sorted(c, n, 0.95));
 		free(c);
@@ -1332,15 +1587,15 @@ static cJSON *launch_json(const struct fl_dm_job *j, const struct launch *l)
 static cJSON *queue_json(struct queue *q)
 {
 	cJSON *o = cJSON_CreateObject();
-	qsort(q->s, q->n, sizeof(*q->s), cmp_qsample);
+	sort_n(q->s, q->n, sizeof(*q->s), cmp_qsample);
 	for (size_t i = 0; i < q->n; i++) {
 		struct qsample *s = &q->s[i];
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", (long long)s->stream);
 		cJSON *x = cJSON_CreateObject();
 		double *c = xalloc(NULL, (s->n ? s->n : 1) * sizeof(*c));
-		memcpy(c, s->v, s->n * sizeof(*c));
-		qsort(c, s->n, sizeof(*c), cmp_double_p);
+		copy_n(c, s->v, s->n * sizeof(*c));
+		sort_doubles(c, s->n);
 		cJSON_AddNumberToObject(x, "count", (double)s->n);
 		add_num(x, "mean", mean_of(c, s->n));
 		add_num(x, "std", std_of(c, s->n));
@@ -1404,30 +1659,22 @@ static cJSON *types_json(const double by_mask[8])
 
 /* ----------------------------------------------------------- straggler */
 
-struct srow { /* a long collective: the last of its (rank, stream, iteration, name) */
-	size_t rank;
+struct srow { /* a long collective */
 	int32_t stream, iter;
 	uint32_t name;
+	uint32_t rank; /* position in job->ranks */
 	double ts, dur;
-	uint32_t ord;
+	uint32_t ord;  /* row order (ranks, then views) */
 };
 
 static int cmp_srow(const void *a, const void *b)
 {
 	const struct srow *x = a, *y = b;
-	if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
 	if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+	if (x->name != y->name) return x->name < y->name ? -1 : 1;
 	if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
-	if (x->name != y->name) return strcmp(str(sort_job, x->name), str(sort_job, y->name));
+	if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
-}
-
-static int in_list(const int32_t *v, size_t n, int32_t x)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
-	return 0;
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -1436,8 +1683,22 @@ static int cmp_i32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* position of x in sorted v, -1 if absent */
+static long find_i32(const int32_t *v, size_t n, int32_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (v[m] < x)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < n && v[lo] == x ? (long)lo : -1;
+}
+
 /* The analysed steps: step numbers of the step rows in the views (HTA's
- * get_profiler_steps), sorted. */
+ * get_profiler_steps), sorted and unique. */
 static size_t analysed_steps(const struct fl_dm_job *j, int32_t **out)
 {
 	int32_t *v = NULL;
@@ -1446,39 +1707,42 @@ static size_t analysed_steps(const struct fl_dm_job *j, int32_t **out)
 		const struct dm_rank *r = &j->ranks[ri];
 		for (size_t i = 0; i < r->nview; i++) {
 			const struct dm_ev *e = &r->ev[r->view[i]];
-			if (!(j->nf[e->name] & NF_STARTS_PS) || !(j->nf[e->name] & NF_STEP))
+			if (!(j->nm.nf[e->name] & NF_STEP))
 				continue;
-			long long s = j->stepnum[e->name];
-			int32_t x = s > INT32_MAX ? INT32_MAX : (int32_t)s;
-			if (!in_list(v, n, x)) {
-				GROW(v, n, cap);
-				v[n++] = x;
-			}
+			long long s = j->nm.stepnum[e->name];
+			GROW(v, n, cap);
+			v[n++] = s > INT32_MAX ? INT32_MAX : (int32_t)s;
 		}
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_i32);
+		sort_n(v, n, sizeof(*v), cmp_i32);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || v[i] != v[u - 1])
+			v[u++] = v[i];
 	*out = v;
-	return n;
+	return u;
 }
 
-struct cand { /* a (stream, name) and the mean over iterations of its std across ranks */
-	int32_t stream;
-	uint32_t name;
-	double sum;
-	size_t n;
-};
-
+/* HTA's find_stragglers_with_late_start_comm_kernels: among the collectives
+ * of the analysed steps that last >= 1% of the mean iteration, take the last
+ * of each (rank, stream, step, name); pick the (stream, name) whose duration
+ * varies most across ranks (mean over steps of the std); in each step the
+ * ranks that start it latest (top k) are stragglers; ranks by count. */
 static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 {
 	cJSON *o = cJSON_CreateObject();
 	const char *why = NULL;
-	int32_t *steps = NULL, *iters = NULL;
+	int32_t *steps = NULL;
+	unsigned char *seen = NULL;
 	struct srow *rows = NULL;
-	struct cand *cands = NULL;
-	size_t nrows = 0, rcap = 0, ncand = 0, niters = 0;
+	size_t nrows = 0, rcap = 0, niters = 0;
 	size_t nsteps = analysed_steps(j, &steps);
-	if (j->nranks < 2) {
+	size_t nr = j->nranks;
+	double *cnt1 = NULL, *cntk = NULL, *late = NULL, *ms = NULL, *tmp = NULL;
+	size_t *nlate = NULL;
+	int *has = NULL;
+	if (nr < 2) {
 		why = "needs two or more ranks";
 		goto out;
 	}
@@ -1486,163 +1750,141 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 		why = "no ProfilerStep in the traces";
 		goto out;
 	}
-	/* the rows of the analysed steps: t_min, the last end, the iterations */
+	/* the rows of the analysed steps: the first start, the last end */
+	seen = xalloc(NULL, nsteps);
+	memset(seen, 0, nsteps);
 	double tmin = INFINITY, tmax = -INFINITY;
-	for (size_t ri = 0; ri < j->nranks; ri++) {
+	for (size_t ri = 0; ri < nr; ri++) {
 		const struct dm_rank *r = &j->ranks[ri];
 		for (size_t i = 0; i < r->nview; i++) {
 			const struct dm_ev *e = &r->ev[r->view[i]];
-			if (e->iter == ITER_NAN || !in_list(steps, nsteps, e->iter))
+			long s = e->iter == ITER_NAN ? -1 : find_i32(steps, nsteps, e->iter);
+			if (s < 0)
 				continue;
+			seen[s] = 1;
 			if (e->ts < tmin) tmin = e->ts;
 			if (e->ts + e->dur > tmax) tmax = e->ts + e->dur;
-			if (!in_list(iters, niters, e->iter)) {
-				iters = xalloc(iters, (niters + 1) * sizeof(*iters));
-				iters[niters++] = e->iter;
-			}
 		}
 		for (size_t i = 0; i < r->nh; i++) {
 			const struct dm_host *h = &r->host[i];
 			if (!host_kept(r, h->ts))
 				continue;
-			int32_t it = iter_of_ts(r, h->ts);
-			if (!in_list(steps, nsteps, it))
+			long s = find_i32(steps, nsteps, iter_of_ts(r, h->ts));
+			if (s < 0)
 				continue;
+			seen[s] = 1;
 			if (h->ts < tmin) tmin = h->ts;
 			if (h->ts + h->dur > tmax) tmax = h->ts + h->dur;
-			if (!in_list(iters, niters, it)) {
-				iters = xalloc(iters, (niters + 1) * sizeof(*iters));
-				iters[niters++] = it;
-			}
 		}
 	}
+	for (size_t s = 0; s < nsteps; s++)
+		niters += seen[s];
 	if (!niters) {
 		why = "no event in the analysed steps";
 		goto out;
 	}
 	double mean_iter = (tmax - tmin) / (double)niters, min_dur = mean_iter * 0.01;
 	uint32_t ord = 0;
-	for (size_t ri = 0; ri < j->nranks; ri++) {
+	for (size_t ri = 0; ri < nr; ri++) {
 		const struct dm_rank *r = &j->ranks[ri];
-		for (size_t i = 0; i < r->nview; i++) {
+		for (size_t i = 0; i < r->nview; i++, ord++) {
 			const struct dm_ev *e = &r->ev[r->view[i]];
-			if (e->stream <= 0 || e->iter == ITER_NAN || e->iter <= 0 || !in_list(steps, nsteps, e->iter) ||
+			if (e->stream <= 0 || e->iter == ITER_NAN || e->iter <= 0 || find_i32(steps, nsteps, e->iter) < 0 ||
 			    !(e->dur >= min_dur) || ktype(j, e->name) != KT_COMM)
 				continue;
 			GROW(rows, nrows, rcap);
-			rows[nrows++] = (struct srow){ri, e->stream, e->iter, e->name, e->ts, e->dur, ord++};
+			rows[nrows++] = (struct srow){e->stream, e->iter, e->name, (uint32_t)ri, e->ts, e->dur, ord};
 		}
 	}
-	sort_job = j;
-	qsort(rows, nrows, sizeof(*rows), cmp_srow);
-	size_t nl = 0; /* keep the last row of each group */
+	sort_n(rows, nrows, sizeof(*rows), cmp_srow);
+	size_t nl = 0; /* the last row of each (stream, name, step, rank) */
 	for (size_t i = 0; i < nrows; i++) {
-		if (i + 1 < nrows && rows[i + 1].rank == rows[i].rank && rows[i + 1].stream == rows[i].stream &&
-		    rows[i + 1].iter == rows[i].iter && rows[i + 1].name == rows[i].name)
+		const struct srow *x = &rows[i], *y = i + 1 < nrows ? &rows[i + 1] : NULL;
+		if (y && y->stream == x->stream && y->name == x->name && y->iter == x->iter && y->rank == x->rank)
 			continue;
-		rows[nl++] = rows[i];
+		rows[nl++] = *x;
 	}
 	nrows = nl;
-	/* std across ranks of duration / mean_iter per (stream, iteration, name),
-	 * averaged per (stream, name) */
-	double *tmp = xalloc(NULL, (j->nranks + 1) * sizeof(*tmp));
-	for (size_t i = 0; i < nrows; i++) {
-		size_t nv = 0;
-		for (size_t q = 0; q < nrows; q++)
-			if (rows[q].stream == rows[i].stream && rows[q].iter == rows[i].iter && rows[q].name == rows[i].name) {
-				if (q < i)
-					goto next; /* the group was done at its first row */
-				tmp[nv++] = rows[q].dur / mean_iter;
-			}
-		double sd = std_of(tmp, nv);
-		size_t c;
-		for (c = 0; c < ncand; c++)
-			if (cands[c].stream == rows[i].stream && cands[c].name == rows[i].name)
-				break;
-		if (c == ncand) {
-			cands = xalloc(cands, (ncand + 1) * sizeof(*cands));
-			cands[ncand++] = (struct cand){rows[i].stream, rows[i].name, 0, 0};
-		}
-		if (!isnan(sd)) {
-			cands[c].sum += sd;
-			cands[c].n++;
-		}
-	next:;
-	}
-	free(tmp);
-	int best = -1;
+	/* per (stream, name): the mean over steps of the std across ranks of
+	 * duration / mean iteration; the first maximum */
+	tmp = xalloc(NULL, (nr + 1) * sizeof(*tmp));
+	long best = -1;
 	double best_v = -INFINITY;
-	for (size_t c = 0; c < ncand; c++) { /* idxmax: the first maximum in (stream, name) order */
-		if (!cands[c].n)
-			continue;
-		double v = cands[c].sum / (double)cands[c].n;
-		int better = v > best_v;
-		if (best >= 0 && v == best_v) {
-			const struct cand *b = &cands[best];
-			better = cands[c].stream < b->stream ||
-				 (cands[c].stream == b->stream && strcmp(str(j, cands[c].name), str(j, b->name)) < 0);
+	for (size_t i = 0; i < nrows;) {
+		size_t e = i;
+		double sum = 0;
+		size_t n = 0;
+		while (e < nrows && rows[e].stream == rows[i].stream && rows[e].name == rows[i].name) {
+			size_t f = e, nv = 0;
+			while (f < nrows && rows[f].stream == rows[e].stream && rows[f].name == rows[e].name &&
+			       rows[f].iter == rows[e].iter)
+				tmp[nv++] = rows[f++].dur / mean_iter;
+			double sd = std_of(tmp, nv);
+			if (!isnan(sd)) {
+				sum += sd;
+				n++;
+			}
+			e = f;
 		}
-		if (better) {
-			best = (int)c;
-			best_v = v;
+		if (n) {
+			double v = sum / (double)n;
+			int better = v > best_v;
+			if (best >= 0 && v == best_v)
+				better = rows[i].stream < rows[best].stream ||
+					 (rows[i].stream == rows[best].stream &&
+					  strcmp(str(j, rows[i].name), str(j, rows[best].name)) < 0);
+			if (better) {
+				best = (long)i;
+				best_v = v;
+			}
 		}
+		i = e;
 	}
 	if (best < 0) {
-		why = nrows ? "the long collectives vary on no rank (one rank per collective)"
+		why = nrows ? "no long collective ran on two or more ranks in one step"
 			    : "no long collective (nccl...Kernel) in the analysed steps";
 		goto out;
 	}
-	int32_t bstream = cands[best].stream;
-	uint32_t bname = cands[best].name;
-	/* per iteration: the ranks that start it latest (top k); counts per rank */
-	size_t nr = j->nranks;
-	double *cnt1 = xalloc(NULL, nr * sizeof(double)), *cntk = xalloc(NULL, nr * sizeof(double));
-	double *late = xalloc(NULL, nr * sizeof(double));
-	size_t *nlate = xalloc(NULL, nr * sizeof(size_t));
-	int *has = xalloc(NULL, nr * sizeof(int));
+	int32_t bstream = rows[best].stream;
+	uint32_t bname = rows[best].name;
+	cnt1 = xalloc(NULL, nr * sizeof(double));
+	cntk = xalloc(NULL, nr * sizeof(double));
+	late = xalloc(NULL, nr * sizeof(double));
+	nlate = xalloc(NULL, nr * sizeof(size_t));
+	has = xalloc(NULL, nr * sizeof(int));
+	ms = xalloc(NULL, (nr + 1) * sizeof(double));
 	memset(cnt1, 0, nr * sizeof(double));
 	memset(cntk, 0, nr * sizeof(double));
 	memset(late, 0, nr * sizeof(double));
 	memset(nlate, 0, nr * sizeof(size_t));
 	memset(has, 0, nr * sizeof(int));
 	double spread_sum = 0, spread_max = 0;
-	size_t nspread = 0, cand_iters = 0;
-	double *ms = xalloc(NULL, (nrows ? nrows : 1) * sizeof(double));
-	qsort(iters, niters, sizeof(*iters), cmp_i32);
-	for (size_t it = 0; it < niters; it++) {
-		size_t nv = 0;
+	size_t nspread = 0;
+	for (size_t i = (size_t)best; i < nrows && rows[i].stream == bstream && rows[i].name == bname;) {
+		size_t e = i, nv = 0;
 		double lo = INFINITY, hi = -INFINITY;
-		for (size_t i = 0; i < nrows; i++)
-			if (rows[i].stream == bstream && rows[i].name == bname && rows[i].iter == iters[it]) {
-				double m = (rows[i].ts - tmin) / mean_iter;
-				ms[nv++] = m;
-				has[rows[i].rank] = 1;
-				if (rows[i].ts < lo) lo = rows[i].ts;
-				if (rows[i].ts > hi) hi = rows[i].ts;
-			}
-		if (!nv)
-			continue;
-		cand_iters++;
-		double *sorted = xalloc(NULL, nv * sizeof(double));
-		memcpy(sorted, ms, nv * sizeof(double));
-		qsort(sorted, nv, sizeof(double), cmp_double_p);
-		double th1 = sorted[nv - 1];
-		double thk = sorted[nv >= (size_t)k_candidates ? nv - (size_t)k_candidates : 0];
-		free(sorted);
-		for (size_t i = 0; i < nrows; i++)
-			if (rows[i].stream == bstream && rows[i].name == bname && rows[i].iter == iters[it]) {
-				double m = (rows[i].ts - tmin) / mean_iter;
-				cnt1[rows[i].rank] += m >= th1;
-				cntk[rows[i].rank] += m >= thk;
-				late[rows[i].rank] += rows[i].ts - lo;
-				nlate[rows[i].rank]++;
-			}
+		for (; e < nrows && rows[e].stream == bstream && rows[e].name == bname && rows[e].iter == rows[i].iter; e++) {
+			ms[nv++] = (rows[e].ts - tmin) / mean_iter;
+			has[rows[e].rank] = 1;
+			if (rows[e].ts < lo) lo = rows[e].ts;
+			if (rows[e].ts > hi) hi = rows[e].ts;
+		}
+		sort_doubles(ms, nv);
+		double th1 = ms[nv - 1];
+		double thk = ms[nv >= (size_t)k_candidates ? nv - (size_t)k_candidates : 0];
+		for (size_t q = i; q < e; q++) {
+			double m = (rows[q].ts - tmin) / mean_iter;
+			cnt1[rows[q].rank] += m >= th1;
+			cntk[rows[q].rank] += m >= thk;
+			late[rows[q].rank] += rows[q].ts - lo;
+			nlate[rows[q].rank]++;
+		}
 		spread_sum += hi - lo;
 		if (hi - lo > spread_max)
 			spread_max = hi - lo;
 		nspread++;
+		i = e;
 	}
-	free(ms);
 	/* ranks by count, descending; ties keep rank order */
 	int first = -1;
 	for (size_t ri = 0; ri < nr; ri++)
@@ -1676,23 +1918,24 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 	cJSON_AddItemToObject(o, "counts", counts);
 	cJSON_AddNumberToObject(o, "stream", bstream);
 	cJSON_AddStringToObject(o, "kernel", str(j, bname));
-	cJSON_AddNumberToObject(o, "iterations", (double)cand_iters);
+	cJSON_AddNumberToObject(o, "iterations", (double)nspread);
 	add_num(o, "mean_iteration_us", mean_iter);
 	cJSON *spread = cJSON_CreateObject();
 	add_num(spread, "mean", nspread ? spread_sum / (double)nspread : NAN);
 	add_num(spread, "max", spread_max);
 	cJSON_AddItemToObject(o, "spread_us", spread);
 	cJSON_AddItemToObject(o, "late_us", lateo);
+out:
+	free(steps);
+	free(seen);
+	free(rows);
+	free(tmp);
 	free(cnt1);
 	free(cntk);
 	free(late);
 	free(nlate);
 	free(has);
-out:
-	free(steps);
-	free(iters);
-	free(rows);
-	free(cands);
+	free(ms);
 	if (why) {
 		cJSON_Delete(o);
 		o = cJSON_CreateObject();
@@ -1725,15 +1968,17 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 		rounded |= j->ranks[ri].rounded;
 		for (size_t s = 0; s < j->ranks[ri].nsteps; s++) {
 			long long x = j->ranks[ri].steps[s].num;
-			int32_t v = x > INT32_MAX ? INT32_MAX : (int32_t)x;
-			if (!in_list(sv, ns, v)) {
-				GROW(sv, ns, cap);
-				sv[ns++] = v;
-			}
+			GROW(sv, ns, cap);
+			sv[ns++] = x > INT32_MAX ? INT32_MAX : (int32_t)x;
 		}
 	}
 	if (ns)
-		qsort(sv, ns, sizeof(*sv), cmp_i32);
+		sort_n(sv, ns, sizeof(*sv), cmp_i32);
+	size_t u = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (!u || sv[i] != sv[u - 1])
+			sv[u++] = sv[i];
+	ns = u;
 	for (size_t i = 0; i < ns; i++)
 		cJSON_AddItemToArray(rec, cJSON_CreateNumber(sv[i]));
 	free(sv);
@@ -1757,14 +2002,18 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 	struct name_dur *kall[3] = {NULL, NULL, NULL};
 	size_t nkall[3] = {0, 0, 0}, ckall[3] = {0, 0, 0};
 	static const int kts[3] = {KT_COMP, KT_COMM, KT_MEM};
-	cJSON *ranks = cJSON_CreateObject();
+	int pool = j->nranks > 1; /* one rank: the job's figures are the rank's */
+	int lall_bad = 0, qall_bad = 0;
+	cJSON *ranks = cJSON_CreateObject(), *x = NULL;
 	for (size_t ri = 0; ri < j->nranks; ri++) {
 		const struct dm_rank *r = &j->ranks[ri];
-		cJSON *x = cJSON_CreateObject();
+		x = cJSON_CreateObject();
 		cJSON_AddStringToObject(x, "file", r->path);
 		cJSON_AddNumberToObject(x, "events", (double)r->info.n_events);
 		cJSON_AddNumberToObject(x, "events_analyzed", (double)r->nview);
-		struct temporal t = temporal_of(j, r);
+		struct actx c;
+		actx_init(&c, j, r);
+		struct temporal t = temporal_of(&c);
 		if (t.ok) {
 			tall.ok = 1;
 			tall.idle += t.idle;
@@ -1773,25 +2022,25 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 			tall.span += t.span;
 		}
 		cJSON_AddItemToObject(x, "temporal", temporal_json(&t));
-		struct overlap ov = overlap_of(j, r);
+		struct overlap ov = overlap_of(&c);
 		oall.ok |= ov.ok;
 		oall.comm += ov.comm;
 		oall.overlap += ov.overlap;
 		cJSON_AddItemToObject(x, "overlap", overlap_json(&ov));
 		struct idle id = {0};
-		idle_of(j, r, &id);
+		idle_of(&c, &id);
 		for (size_t s = 0; s < id.n; s++) {
 			struct idle_stream *a = idle_find(&iall, id.s[s].stream);
-			for (int c = 0; c < 3; c++) {
-				a->t[c] += id.s[s].t[c];
-				a->present[c] |= id.s[s].present[c];
+			for (int k = 0; k < 3; k++) {
+				a->t[k] += id.s[s].t[k];
+				a->present[k] |= id.s[s].present[k];
 			}
 			a->gaps += id.s[s].gaps;
 		}
 		cJSON_AddItemToObject(x, "idle", idle_json(&id));
 		free(id.s);
 		double m[8] = {0};
-		kernel_type_time(j, r, m);
+		kernel_type_time(&c, m);
 		for (int b = 0; b < 8; b++)
 			mall[b] += m[b];
 		cJSON *kern = cJSON_CreateObject(), *byn = cJSON_CreateObject();
@@ -1799,50 +2048,73 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 		for (int t3 = 0; t3 < 3; t3++) {
 			struct name_dur *nd = NULL;
 			size_t nn = 0, cn = 0;
-			kernel_rows(j, r, kts[t3], &nd, &nn, &cn);
+			kernel_rows(&c, kts[t3], &nd, &nn, &cn);
 			if (nn)
 				cJSON_AddItemToObject(byn, kt_name[kts[t3]], by_name_json(j, nd, nn));
 			free(nd);
-			kernel_rows(j, r, kts[t3], &kall[t3], &nkall[t3], &ckall[t3]);
+			if (pool)
+				kernel_rows(&c, kts[t3], &kall[t3], &nkall[t3], &ckall[t3]);
 		}
 		cJSON_AddItemToObject(kern, "by_name", byn);
 		cJSON_AddItemToObject(x, "kernels", kern);
 		struct launch l = {0};
-		launch_of(j, r, &l);
-		for (size_t i = 0; i < l.n; i++)
+		if (launch_of(j, r, &l)) {
+			lall_bad = 1;
+			cJSON *lx = cJSON_CreateObject();
+			cJSON_AddNullToObject(lx, "pairs");
+			cJSON_AddStringToObject(lx, "why", "correlation ids repeat too often");
+			cJSON_AddItemToObject(x, "launch", lx);
+		} else {
+			cJSON_AddItemToObject(x, "launch", launch_json(j, &l));
+		}
+		for (size_t i = 0; pool && i < l.n; i++)
 			launch_add(&lall, l.cpu[i], l.gpu[i], l.delay[i]);
-		cJSON_AddItemToObject(x, "launch", launch_json(j, &l));
 		launch_free(&l);
 		struct queue q = {0};
-		queue_of(j, r, &q);
-		for (size_t s = 0; s < q.n; s++) {
+		int qbad = queue_of(j, r, &q);
+		qall_bad |= qbad;
+		for (size_t s = 0; pool && s < q.n; s++) {
 			struct qsample *a = queue_find(&qall, q.s[s].stream);
 			for (size_t i = 0; i < q.s[s].n; i++)
 				qsample_add(a, q.s[s].v[i]);
 		}
-		cJSON_AddItemToObject(x, "queue", queue_json(&q));
+		if (qbad) {
+			cJSON *qx = cJSON_CreateObject();
+			cJSON_AddStringToObject(qx, "why", "correlation ids repeat too often");
+			cJSON_AddItemToObject(x, "queue", qx);
+		} else {
+			cJSON_AddItemToObject(x, "queue", queue_json(&q));
+		}
 		queue_free(&q);
+		actx_release(&c);
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", r->rank);
 		cJSON_AddItemToObject(ranks, key, x);
 	}
 	cJSON_AddItemToObject(root, "temporal", temporal_json(&tall));
 	cJSON_AddItemToObject(root, "overlap", overlap_json(&oall));
-	qsort(iall.s, iall.n, sizeof(*iall.s), cmp_idle_stream);
+	sort_n(iall.s, iall.n, sizeof(*iall.s), cmp_idle_stream);
 	cJSON_AddItemToObject(root, "idle", idle_json(&iall));
 	free(iall.s);
-	cJSON *kern = cJSON_CreateObject(), *byn = cJSON_CreateObject();
+	cJSON *kern = cJSON_CreateObject(), *byn;
 	cJSON_AddItemToObject(kern, "types", types_json(mall));
-	for (int t3 = 0; t3 < 3; t3++) {
-		if (nkall[t3])
-			cJSON_AddItemToObject(byn, kt_name[kts[t3]], by_name_json(j, kall[t3], nkall[t3]));
-		free(kall[t3]);
+	if (pool) {
+		byn = cJSON_CreateObject();
+		for (int t3 = 0; t3 < 3; t3++)
+			if (nkall[t3])
+				cJSON_AddItemToObject(byn, kt_name[kts[t3]], by_name_json(j, kall[t3], nkall[t3]));
+	} else {
+		byn = cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(x, "kernels"), "by_name"), 1);
 	}
+	for (int t3 = 0; t3 < 3; t3++)
+		free(kall[t3]);
 	cJSON_AddItemToObject(kern, "by_name", byn);
 	cJSON_AddItemToObject(root, "kernels", kern);
-	cJSON_AddItemToObject(root, "launch", launch_json(j, &lall));
+	cJSON_AddItemToObject(root, "launch", pool && !lall_bad ? launch_json(j, &lall)
+						   : cJSON_Duplicate(cJSON_GetObjectItem(x, "launch"), 1));
 	launch_free(&lall);
-	cJSON_AddItemToObject(root, "queue", queue_json(&qall));
+	cJSON_AddItemToObject(root, "queue", pool && !qall_bad ? queue_json(&qall)
+						  : cJSON_Duplicate(cJSON_GetObjectItem(x, "queue"), 1));
 	queue_free(&qall);
 	cJSON_AddItemToObject(root, "straggler", straggler_json(j, j->o.straggler_candidates));
 	cJSON_AddItemToObject(root, "ranks", ranks);
@@ -1863,23 +2135,22 @@ enum fl_status fl_device_metrics(const char *const *paths, size_t n, const struc
 /* ---------------------------------------------------------------- diff */
 
 struct op_sum {
-	uint32_t name;
+	const char *name;
 	double count, us;
 };
 
 static int cmp_op_sum(const void *a, const void *b)
 {
-	const struct op_sum *x = a, *y = b;
-	return strcmp(str(sort_job, x->name), str(sort_job, y->name));
+	return strcmp(((const struct op_sum *)a)->name, ((const struct op_sum *)b)->name);
 }
 
 /* The first step number of a job (HTA's LabeledTrace.iterations()[0]). */
 static int first_step(const struct fl_dm_job *j, long long *out)
 {
 	int found = 0;
-	for (size_t id = 0; id < j->nnf; id++)
-		if ((j->nf[id] & NF_STEP) && (j->nf[id] & NF_SEEN_PS) && (!found || j->stepnum[id] < *out)) {
-			*out = j->stepnum[id];
+	for (size_t id = 0; id < j->nm.nnf; id++)
+		if ((j->nm.nf[id] & NF_STEP) && (j->nm.nf[id] & NF_SEEN_PS) && (!found || j->nm.stepnum[id] < *out)) {
+			*out = j->nm.stepnum[id];
 			found = 1;
 		}
 	return found;
@@ -1904,41 +2175,40 @@ static enum fl_status diff_side(const struct fl_dm_job *j, long long rank, long 
 		return fl_error(FL_EINPUT, "diff: the %s traces have no ProfilerStep", what);
 	*rank_out = r->rank;
 	*iter_out = iter;
-	struct imap idx;
-	imap_init(&idx, 256);
-	struct op_sum *v = NULL;
-	size_t n = 0, cap = 0;
+	/* sums per name id, then the names that occur */
+	size_t nid = fl_strtab_count(j->nm.strings);
+	double *cnt = xalloc(NULL, (nid ? nid : 1) * sizeof(double)), *us = xalloc(NULL, (nid ? nid : 1) * sizeof(double));
+	memset(cnt, 0, nid * sizeof(double));
+	memset(us, 0, nid * sizeof(double));
 	int any = 0;
-#define DIFF_ADD(nm, dur)                                                                 \
-	do {                                                                              \
-		int32_t k = imap_get(&idx, (nm), -1);                                     \
-		if (k < 0) {                                                              \
-			GROW(v, n, cap);                                                  \
-			v[n] = (struct op_sum){(nm), 0, 0};                               \
-			k = (int32_t)n++;                                                 \
-			imap_put(&idx, (nm), k);                                          \
-		}                                                                         \
-		v[k].count += 1;                                                          \
-		v[k].us += (dur);                                                         \
+#define DIFF_ADD(nm, dur)          \
+	do {                       \
+		cnt[(nm)] += 1;    \
+		us[(nm)] += (dur); \
+		any = 1;           \
 	} while (0)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct dm_ev *e = &r->ev[i];
-		if (e->iter == ITER_NAN && iter != FL_DIFF_ALL)
-			continue;
-		if (iter != FL_DIFF_ALL && e->iter != iter)
+		if (iter != FL_DIFF_ALL && (e->iter == ITER_NAN || e->iter != iter))
 			continue;
 		DIFF_ADD(e->name, e->dur);
-		any = 1;
 	}
 	for (size_t i = 0; i < r->nh; i++) {
 		const struct dm_host *h = &r->host[i];
 		if (iter != FL_DIFF_ALL && iter_of_ts(r, h->ts) != iter)
 			continue;
 		DIFF_ADD(h->name, h->dur);
-		any = 1;
 	}
 #undef DIFF_ADD
-	imap_free(&idx);
+	struct op_sum *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t id = 0; id < nid; id++)
+		if (cnt[id] > 0) {
+			GROW(v, n, cap);
+			v[n++] = (struct op_sum){str(j, (uint32_t)id), cnt[id], us[id]};
+		}
+	free(cnt);
+	free(us);
 	if (!any && iter != FL_DIFF_ALL && iter != FL_DIFF_FIRST) {
 		int exists = 0;
 		for (size_t s = 0; s < r->nsteps; s++)
@@ -1970,10 +2240,8 @@ enum fl_status fl_trace_diff_json(const struct fl_dm_job *control, const struct 
 		return st;
 	}
 	/* names live in two string tables: compare by text */
-	sort_job = control;
-	qsort(a, na, sizeof(*a), cmp_op_sum);
-	sort_job = test;
-	qsort(b, nb, sizeof(*b), cmp_op_sum);
+	sort_n(a, na, sizeof(*a), cmp_op_sum);
+	sort_n(b, nb, sizeof(*b), cmp_op_sum);
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "schema", "faultline.trace_diff/1");
 	cJSON *c = cJSON_CreateObject(), *t = cJSON_CreateObject();
@@ -1996,8 +2264,8 @@ enum fl_status fl_trace_diff_json(const struct fl_dm_job *control, const struct 
 		lists[i] = cJSON_CreateArray();
 	size_t i = 0, k = 0;
 	while (i < na || k < nb) {
-		int cmp = i >= na ? 1 : k >= nb ? -1 : strcmp(str(control, a[i].name), str(test, b[k].name));
-		const char *name = cmp <= 0 ? str(control, a[i].name) : str(test, b[k].name);
+		int cmp = i >= na ? 1 : k >= nb ? -1 : strcmp(a[i].name, b[k].name);
+		const char *name = cmp <= 0 ? a[i].name : b[k].name;
 		double cc = cmp <= 0 ? a[i].count : 0, cu = cmp <= 0 ? a[i].us : 0;
 		double tc = cmp >= 0 ? b[k].count : 0, tu = cmp >= 0 ? b[k].us : 0;
 		double dc = tc - cc;

@@ -205,7 +205,8 @@ static ssize_t raw_read(struct rawsrc *r, uint8_t *dst, size_t n)
 		size_t k = r->mem_len - r->mem_pos;
 		if (k > n)
 			k = n;
-		memcpy(dst, r->mem + r->mem_pos, k);
+		if (k)
+			memcpy(dst, r->mem + r->mem_pos, k);
 		r->mem_pos += k;
 		r->total += k;
 		return (ssize_t)k;
@@ -311,7 +312,11 @@ static size_t gz_read(struct gz *g, uint8_t *dst, size_t n)
 	return n - g->z.avail_out;
 }
 
-/* The inflating thread hands chunks to the parsing thread through NSLOT slots. */
+/* A second thread reads (and inflates) and hands chunks to the parsing
+ * thread through NSLOT slots. */
+struct src;
+static size_t src_fill(struct src *s, uint8_t *dst, size_t n);
+
 struct pipe {
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -322,7 +327,7 @@ struct pipe {
 	size_t cpos;                 /* bytes of the current slot already taken */
 	int done, stop;
 	size_t chunk;
-	struct gz *g;
+	struct src *src;
 };
 
 static void *pipe_main(void *arg)
@@ -337,7 +342,7 @@ static void *pipe_main(void *arg)
 		pthread_mutex_unlock(&pp->mu);
 		if (stop)
 			break;
-		size_t k = gz_read(pp->g, pp->slot[i], pp->chunk);
+		size_t k = src_fill(pp->src, pp->slot[i], pp->chunk);
 		pthread_mutex_lock(&pp->mu);
 		pp->len[i] = k;
 		pp->produced++;
@@ -353,10 +358,11 @@ static void *pipe_main(void *arg)
 
 /* ----------------------------------------------------------- JSON source */
 
-enum { SRC_PLAIN, SRC_GZ, SRC_GZ_THREAD };
+enum { SRC_INLINE, SRC_THREAD };
 
 struct src {
 	int kind;
+	int gzip;
 	struct rawsrc raw;
 	uint8_t head[2];
 	size_t head_len, head_pos; /* bytes peeked for the magic, handed out first */
@@ -365,24 +371,30 @@ struct src {
 	int pipe_live;
 };
 
+/* Up to n bytes of JSON text (n unless at the end or on an error, which
+ * sets s->g.st and s->g.msg). */
+static size_t src_fill(struct src *s, uint8_t *dst, size_t n)
+{
+	if (s->gzip)
+		return gz_read(&s->g, dst, n);
+	size_t got = 0;
+	while (s->head_pos < s->head_len && got < n)
+		dst[got++] = s->head[s->head_pos++];
+	ssize_t k = raw_read(&s->raw, dst + got, n - got);
+	if (k < 0) {
+		s->g.st = FL_ERUNTIME;
+		snprintf(s->g.msg, sizeof(s->g.msg), "read error: %s", strerror(errno));
+		return got;
+	}
+	return got + (size_t)k;
+}
+
 /* Read up to n bytes of JSON text; 0 at the end; errors: returns 0 with *st set
  * and the message in s->g.msg. */
 static size_t src_read(struct src *s, uint8_t *dst, size_t n, enum fl_status *st)
 {
-	if (s->kind == SRC_PLAIN) {
-		size_t got = 0;
-		while (s->head_pos < s->head_len && got < n)
-			dst[got++] = s->head[s->head_pos++];
-		ssize_t k = raw_read(&s->raw, dst + got, n - got);
-		if (k < 0) {
-			*st = FL_ERUNTIME;
-			snprintf(s->g.msg, sizeof(s->g.msg), "read error: %s", strerror(errno));
-			return 0;
-		}
-		return got + (size_t)k;
-	}
-	if (s->kind == SRC_GZ) {
-		size_t k = gz_read(&s->g, dst, n);
+	if (s->kind == SRC_INLINE) {
+		size_t k = s->g.st ? 0 : src_fill(s, dst, n);
 		if (s->g.st && !k)
 			*st = s->g.st;
 		return k;
@@ -433,27 +445,26 @@ static enum fl_status src_open(struct src *s, int thread, size_t chunk)
 			break;
 		s->head_len += (size_t)k;
 	}
-	if (!(s->head_len == 2 && s->head[0] == 0x1f && s->head[1] == 0x8b)) {
-		s->kind = SRC_PLAIN;
-		return FL_OK;
+	s->gzip = s->head_len == 2 && s->head[0] == 0x1f && s->head[1] == 0x8b;
+	s->kind = thread && s->gzip ? SRC_THREAD : SRC_INLINE; /* reading plain files on a thread gains nothing: it only moves the copy */
+	if (s->gzip) {
+		s->g.raw = &s->raw;
+		s->g.in_cap = chunk;
+		s->g.in = malloc(chunk);
+		if (!s->g.in)
+			return fl_error(FL_ERUNTIME, "out of memory");
+		memcpy(s->g.in, s->head, 2);
+		s->g.z.next_in = s->g.in;
+		s->g.z.avail_in = 2;
+		if (inflateInit2(&s->g.z, 15 + 16) != Z_OK)
+			return fl_error(FL_ERUNTIME, "cannot start zlib's inflate");
+		s->g.z_live = 1;
 	}
-	s->kind = thread ? SRC_GZ_THREAD : SRC_GZ;
-	s->g.raw = &s->raw;
-	s->g.in_cap = chunk;
-	s->g.in = malloc(chunk);
-	if (!s->g.in)
-		return fl_error(FL_ERUNTIME, "out of memory");
-	memcpy(s->g.in, s->head, 2);
-	s->g.z.next_in = s->g.in;
-	s->g.z.avail_in = 2;
-	if (inflateInit2(&s->g.z, 15 + 16) != Z_OK)
-		return fl_error(FL_ERUNTIME, "cannot start zlib's inflate");
-	s->g.z_live = 1;
-	if (s->kind == SRC_GZ)
+	if (s->kind == SRC_INLINE)
 		return FL_OK;
 	struct pipe *pp = &s->pipe;
 	pp->chunk = chunk;
-	pp->g = &s->g;
+	pp->src = s;
 	for (int i = 0; i < NSLOT; i++) {
 		pp->slot[i] = malloc(chunk);
 		if (!pp->slot[i])
@@ -464,7 +475,7 @@ static enum fl_status src_open(struct src *s, int thread, size_t chunk)
 	if (pthread_create(&pp->th, NULL, pipe_main, pp)) {
 		pthread_mutex_destroy(&pp->mu);
 		pthread_cond_destroy(&pp->cv);
-		s->kind = SRC_GZ; /* no thread: inflate inline */
+		s->kind = SRC_INLINE; /* no thread: read on this one */
 		return FL_OK;
 	}
 	s->pipe_live = 1;
@@ -543,6 +554,10 @@ static int bad(struct parser *ps, const uint8_t *at, const char *expected)
 
 static inline const uint8_t *skip_ws(const uint8_t *p)
 {
+	if (*p > ' ') /* the usual cases: no space, or one */
+		return p;
+	if (*p == ' ' && p[1] > ' ')
+		return p + 1;
 	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
 		p++;
 	return p;
@@ -822,6 +837,48 @@ struct numtok {
 	int isf;          /* a fraction, an exponent, NaN or Infinity */
 };
 
+/* A run of decimal digits at p, eight at a time (SWAR; reads up to 8 bytes
+ * ahead: the buffer is padded and ends in NUL, which is no digit). Adds the
+ * digits to *m (modulo 2^64: only runs of <= 19 digits are used as values)
+ * and returns the end of the run. */
+static inline const uint8_t *digit_run(const uint8_t *p, uint64_t *m)
+{
+	uint64_t acc = *m;
+	for (;;) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		uint64_t t = w - 0x3030303030303030ull;
+		uint64_t nd = (t | (t + 0x7676767676767676ull)) & 0x8080808080808080ull; /* bytes that are no digit */
+		if (!nd) { /* eight digits */
+			t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+			t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+			t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+			acc = acc * 100000000u + t;
+			p += 8;
+			continue;
+		}
+		int k = __builtin_ctzll(nd) / 8; /* digits before the first non-digit */
+		if (k) { /* as eight digits with leading zeros */
+			static const uint64_t p10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+			t <<= 8 * (8 - k);
+			t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+			t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+			t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+			acc = acc * p10[k] + t;
+		}
+		*m = acc;
+		return p + k;
+#else
+		(void)w;
+		while (*p >= '0' && *p <= '9')
+			acc = acc * 10 + (uint64_t)(*p++ - '0');
+		*m = acc;
+		return p;
+#endif
+	}
+}
+
 static int scan_number(struct parser *ps, const uint8_t **pp, struct numtok *t)
 {
 	const uint8_t *p = *pp;
@@ -838,8 +895,7 @@ static int scan_number(struct parser *ps, const uint8_t **pp, struct numtok *t)
 	if (*p == '0') {
 		p++;
 	} else if (*p >= '1' && *p <= '9') {
-		while (*p >= '0' && *p <= '9')
-			m = m * 10 + (uint64_t)(*p++ - '0');
+		p = digit_run(p, &m);
 	} else if (*p == 'I' || (*p == 'N' && !t->neg)) {
 		int r = match_word(ps, &p, *p == 'I' ? "Infinity" : "NaN");
 		if (r)
@@ -857,8 +913,7 @@ static int scan_number(struct parser *ps, const uint8_t **pp, struct numtok *t)
 		const uint8_t *f0 = ++p;
 		if (!(*p >= '0' && *p <= '9'))
 			return bad(ps, p, "a digit after '.'");
-		while (*p >= '0' && *p <= '9')
-			m = m * 10 + (uint64_t)(*p++ - '0');
+		p = digit_run(p, &m);
 		t->nf = (int)(p - f0 < 1000000 ? p - f0 : 1000000);
 		t->nd += t->nf;
 	}
@@ -1687,7 +1742,7 @@ static enum fl_status stream_src(const char *what, struct src *s, const struct f
 		st = fl_error_prefix(st, "'%s': ", what);
 		goto out;
 	}
-	ps.info.gzip = s->kind != SRC_PLAIN;
+	ps.info.gzip = s->gzip;
 	ps.cap = 4 * ps.chunk;
 	ps.buf = xrealloc(NULL, ps.cap + PAD);
 	memset(ps.buf, 0, PAD);

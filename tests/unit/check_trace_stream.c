@@ -698,6 +698,85 @@ START_TEST(test_two_ranks_and_diff)
 }
 END_TEST
 
+START_TEST(test_analyses_no_kernels)
+{
+	/* a CPU-only trace: HTA fails; faultline reports nulls and empty sets */
+	const char *doc = "{\"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":5}]}";
+	cJSON *j = metrics_of(doc);
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "temporal")));
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "overlap"), "comm_comp_pct")));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "idle")), 0);
+	ck_assert(at(j, "launch.pairs") == 0);
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* Random traces with colliding correlations, streams, negative and
+ * fractional durations, odd step names: the analyses finish cleanly (ASan and
+ * UBSan builds check the memory side) and diffs of a job with itself show no
+ * change. */
+START_TEST(test_fuzz_analyses)
+{
+	static const char *const names[] = {"gemm", "ncclKernel_AllReduce", "ncclDevKernel_Bcast", "Memcpy HtoD",
+		"Memset (Device)", "cudaLaunchKernel", "cudaMemcpyAsync", "cudaStreamSynchronize", "Event Sync",
+		"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep #3", "ProfilerStep", "aten::add", "x\\nSync"};
+	static const char *const cats[] = {"kernel", "cpu_op", "cuda_runtime", "gpu_memcpy", "gpu_memset",
+		"user_annotation", "gpu_user_annotation", "cuda_sync", "Trace", "weird"};
+	rng_state = 4242;
+	size_t cap = 1 << 16;
+	char *doc = malloc(cap);
+	for (int it = 0; it < 150; it++) {
+		char paths[3][32];
+		size_t nranks = 1 + rnd() % 3;
+		for (size_t rk = 0; rk < nranks; rk++) {
+			size_t n = (size_t)snprintf(doc, cap, "{\"distributedInfo\": {\"rank\": %zu}, \"traceEvents\": [", rk);
+			int nev = (int)(rnd() % 120);
+			for (int e = 0; e < nev && n < cap - 400; e++) {
+				n += (size_t)snprintf(doc + n, cap - n,
+					"%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
+					" \"ts\": %d.%d, \"dur\": %s%d.%d, \"args\": {\"stream\": %d, \"correlation\": %d}}",
+					e ? "," : "", cats[rnd() % 10], names[rnd() % 15], (int)(rnd() % 500), (int)(rnd() % 1000),
+					rnd() % 10 ? "" : "-", (int)(rnd() % 60), (int)(rnd() % 10), (int)(rnd() % 5) - 1,
+					(int)(rnd() % 30) - 1);
+			}
+			n += (size_t)snprintf(doc + n, cap - n, "]}");
+			snprintf(paths[rk], sizeof(paths[rk]), "/tmp/check_dmf%zu.XXXXXX", rk);
+			int fd = mkstemp(paths[rk]);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, doc, n), (ssize_t)n);
+			close(fd);
+		}
+		const char *pp[3] = {paths[0], paths[1], paths[2]};
+		struct fl_dm_opts o = FL_DM_OPTS_INIT;
+		o.keep_host = 1;
+		o.include_last_step = (int)(rnd() % 2);
+		o.straggler_candidates = 1 + (int)(rnd() % 3);
+		struct fl_dm_job *job;
+		ck_assert_msg(fl_dm_load(pp, nranks, &o, &job) == FL_OK, "iteration %d: %s", it, fl_error_msg());
+		cJSON *j = fl_device_metrics_json(job);
+		ck_assert_ptr_nonnull(j);
+		char *txt = cJSON_PrintUnformatted(j);
+		ck_assert_ptr_nonnull(txt);
+		free(txt);
+		cJSON_Delete(j);
+		struct fl_diff_opts d = FL_DIFF_OPTS_INIT;
+		d.control_iter = d.test_iter = rnd() % 2 ? FL_DIFF_ALL : FL_DIFF_FIRST;
+		cJSON *df = NULL;
+		enum fl_status st = fl_trace_diff_json(job, job, &d, &df);
+		ck_assert(st == FL_OK || st == FL_EINPUT);
+		if (df)
+			ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(df, "added")), 0);
+		cJSON_Delete(df);
+		fl_dm_free(job);
+		for (size_t rk = 0; rk < nranks; rk++)
+			unlink(paths[rk]);
+	}
+	free(doc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("trace_stream");
@@ -721,6 +800,8 @@ int main(void)
 	tcase_add_test(an, test_analyses_small);
 	tcase_add_test(an, test_analyses_last_step_and_rounding);
 	tcase_add_test(an, test_two_ranks_and_diff);
+	tcase_add_test(an, test_analyses_no_kernels);
+	tcase_add_test(fz, test_fuzz_analyses);
 	suite_add_tcase(s, an);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
