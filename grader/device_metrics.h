@@ -39,7 +39,9 @@
  *
  * Memory: per event HTA keeps (device events, events with a correlation,
  * steps) 56 bytes; other host events are counted, and kept (24 bytes) only
- * for the straggler rule (several ranks) and diffs.
+ * for the straggler rule (several ranks) and diffs. The files of a job are
+ * read in parallel, one per core. Jobs share no state: separate jobs may be
+ * analysed on separate threads.
  */
 #ifndef FL_DEVICE_METRICS_H
 #define FL_DEVICE_METRICS_H
