@@ -8,7 +8,7 @@ for i in $(seq 1 "$RUNS"); do
 	expect_exit 0 "run $i: sync-stall" -- "$FL" run "$SRC/scenarios/sync-stall.json" --steps 4 -o "$out"
 	expect_exit 0 "run $i: r7-starved-emu" -- "$FL" run "$SRC/scenarios/emu/r7-starved-emu.json" --steps 4 -o "$out"
 	for s in ddp-healthy ddp-unoverlapped straggler; do
-		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 4 -o "$out"
+		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 6 -o "$out"
 	done
 	if python3 "$SRC/tests/tools/tracecheck.py" emu "$out" >"$TMP/sig" 2>&1; then
 		pass "run $i: all emulated-device signatures hold"

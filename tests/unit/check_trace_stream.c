@@ -728,7 +728,7 @@ START_TEST(test_fuzz_analyses)
 	size_t cap = 1 << 16;
 	char *doc = malloc(cap);
 	for (int it = 0; it < 150; it++) {
-		char paths[3][32];
+		char paths[3][64];
 		size_t nranks = 1 + rnd() % 3;
 		for (size_t rk = 0; rk < nranks; rk++) {
 			size_t n = (size_t)snprintf(doc, cap, "{\"distributedInfo\": {\"rank\": %zu}, \"traceEvents\": [", rk);
