@@ -10,7 +10,9 @@ for i in $(seq 1 "$RUNS"); do
 	for s in ddp-healthy ddp-unoverlapped straggler; do
 		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 6 -o "$out"
 	done
-	if python3 "$SRC/tests/tools/tracecheck.py" emu "$out" >"$TMP/sig" 2>&1; then
+	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
+		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"
+	elif python3 "$SRC/tests/tools/tracecheck.py" emu "$out" >"$TMP/sig" 2>&1; then
 		pass "run $i: all emulated-device signatures hold"
 	else
 		fail "run $i: signatures"
@@ -31,5 +33,5 @@ s = json.load(open(os.path.join(out, "sync-stall.truth.json")))
 assert len([i for i in s["faults"][0]["instances"] if i["recorded"]]) == 4 * 4
 PY
 done
-tail -9 "$TMP/sig"
+[ -f "$TMP/sig" ] && tail -9 "$TMP/sig"
 finish

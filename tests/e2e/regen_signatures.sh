@@ -6,7 +6,9 @@ RUNS=${FL_REGEN_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do
 	out="$TMP/run$i"
 	expect_exit 0 "regen run $i" -- "$FL" regen -o "$out"
-	if python3 "$SRC/tests/tools/tracecheck.py" signatures "$out" >"$TMP/sig" 2>&1; then
+	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
+		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"
+	elif python3 "$SRC/tests/tools/tracecheck.py" signatures "$out" >"$TMP/sig" 2>&1; then
 		pass "run $i: all R7-R9 signatures hold"
 	else
 		fail "run $i: signatures"
@@ -34,5 +36,5 @@ for f in os.listdir(out):
 sys.exit(0 if ok else 1)
 PY
 done
-cat "$TMP/sig" | tail -12
+[ -f "$TMP/sig" ] && tail -12 "$TMP/sig"
 finish
