@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* nftw */
 #include <check.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "common/sha256.h"
 #include "common/status.h"
 #include "common/strbuf.h"
+#include "tests/unit/scratch.h"
 
 #define assert_msg_has(needle)                                                                  \
 	ck_assert_msg(strstr(fl_error_msg(), (needle)) != NULL, "error message '%s' lacks '%s'", \
@@ -23,56 +23,9 @@
  * A base directory per test case (an unchecked fixture, so it is removed even
  * when a forked test fails) and a fresh directory inside it per test. */
 
-static char base_dir[64], tmpdir[128];
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	if (dir[0])
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void base_setup(void)
-{
-	strcpy(base_dir, "/tmp/fl-check-common-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(base_dir));
-}
-
-static void base_teardown(void) { rm_rf(base_dir); }
-
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t-XXXXXX", base_dir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void base_setup(void) { scratch_base_setup("common"); }
 
 static void tmp_teardown(void) { rm_rf(tmpdir); }
-
-static void tmp_path(char *buf, size_t n, const char *name)
-{
-	snprintf(buf, n, "%s/%s", tmpdir, name);
-}
-
-/* Number of entries in the scratch directory besides . and .. */
-static int tmp_entries(void)
-{
-	DIR *d = opendir(tmpdir);
-	ck_assert_ptr_nonnull(d);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
-}
 
 /* ---- strbuf ---- */
 

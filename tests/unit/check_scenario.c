@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* nftw */
 #include <check.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include "common/outfile.h"
 #include "common/sha256.h"
 #include "generator/scenario.h"
+#include "tests/unit/scratch.h"
 
 #ifndef FL_SOURCE_DIR
 #error "CMake defines FL_SOURCE_DIR (the source directory)"
@@ -19,35 +19,7 @@
 
 /* ---- scratch directories (see check_common.c) ---- */
 
-static char base_dir[64], tmpdir[128];
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	if (dir[0])
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void base_setup(void)
-{
-	strcpy(base_dir, "/tmp/fl-check-scenario-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(base_dir));
-}
-
-static void base_teardown(void) { rm_rf(base_dir); }
-
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t-XXXXXX", base_dir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void base_setup(void) { scratch_base_setup("scenario"); }
 
 static void tmp_teardown(void) { rm_rf(tmpdir); }
 

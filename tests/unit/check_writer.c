@@ -3,7 +3,6 @@
 #include <check.h>
 #include <ctype.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,38 +15,11 @@
 #include "common/outfile.h"
 #include "common/strbuf.h"
 #include "grader/validate.h"
+#include "tests/unit/scratch.h"
 
 /* ---- scratch directories (see check_common.c) ---- */
 
-static char base_dir[64], tmpdir[128];
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	if (dir[0])
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void base_setup(void)
-{
-	strcpy(base_dir, "/tmp/fl-check-writer-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(base_dir));
-}
-
-static void base_teardown(void) { rm_rf(base_dir); }
-
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t-XXXXXX", base_dir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void base_setup(void) { scratch_base_setup("writer"); }
 
 static void tmp_teardown(void)
 {
@@ -101,25 +73,6 @@ static struct fl_trace_meta record_window(void)
 	m.window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
 	return m;
-}
-
-static void tmp_path(char *buf, size_t n, const char *name)
-{
-	snprintf(buf, n, "%s/%s", tmpdir, name);
-}
-
-/* Number of entries in the scratch directory besides . and .. */
-static int tmp_entries(void)
-{
-	DIR *d = opendir(tmpdir);
-	ck_assert_ptr_nonnull(d);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* Check that every `key` occurrence in text is followed by -?digits.ddd and a
