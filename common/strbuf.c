@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 void strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	size_t need = sb->len + extra + 1;
@@ -47,30 +49,6 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
-/* Length of a valid UTF-8 sequence at s (max n bytes), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
-	else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
-	else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
-	else return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3F);
-	}
-	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	return len;
-}
-
 void strbuf_add_json_strn(struct strbuf *sb, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -88,7 +66,7 @@ void strbuf_add_json_strn(struct strbuf *sb, const char *s, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t l = utf8_len(p + i, n - i);
+			size_t l = fl_utf8_seq(p + i, n - i, NULL);
 			if (l) {
 				strbuf_add(sb, p + i, l);
 				i += l;

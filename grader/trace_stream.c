@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "common/utf8.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -653,32 +655,6 @@ static size_t put_utf8(uint8_t *o, uint32_t cp)
 	return 4;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid (the
- * rules of Python's strict decoder: no overlongs, surrogates or > U+10FFFF). */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 static int utf8_valid(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
@@ -691,7 +667,7 @@ static int utf8_valid(const uint8_t *s, size_t n)
 				continue;
 			}
 		}
-		size_t k = utf8_seq(s + i, n - i);
+		size_t k = fl_utf8_seq(s + i, n - i, NULL);
 		if (!k)
 			return 0;
 		i += k;
@@ -752,7 +728,7 @@ static void decode_str(struct parser *ps, const uint8_t *s, const uint8_t *e, in
 	uint8_t *o = ps->s2.p;
 	size_t i = 0;
 	while (i < n) {
-		size_t k = utf8_seq(s + i, n - i);
+		size_t k = fl_utf8_seq(s + i, n - i, NULL);
 		if (k) {
 			memcpy(o, s + i, k);
 			o += k;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/utf8.h"
 
 /* ---- quantities ---- */
 
@@ -395,33 +396,6 @@ long fl_find_phrase(const char *hay, const char *needle, size_t from)
 	return -1;
 }
 
-/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid; *cp the code point. */
-static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
-	else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
-	else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
-	else return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3F);
-	}
-	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 int fl_utf8_valid(const char *s, size_t n, size_t *bad_at)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -432,7 +406,7 @@ int fl_utf8_valid(const char *s, size_t n, size_t *bad_at)
 			i++;
 			continue;
 		}
-		size_t l = utf8_seq(p + i, n - i, &cp);
+		size_t l = fl_utf8_seq(p + i, n - i, &cp);
 		if (!l) {
 			if (bad_at)
 				*bad_at = i;
@@ -451,7 +425,7 @@ char *fl_clean_text(const char *s, size_t max)
 	strbuf_grow(&sb, n < max ? n : max);
 	while (i < n) {
 		unsigned cp = 0;
-		size_t l = utf8_seq(p + i, n - i, &cp);
+		size_t l = fl_utf8_seq(p + i, n - i, &cp);
 		if (sb.len + (l ? l : 3) > max) {
 			strbuf_adds(&sb, "...");
 			break;
