@@ -158,6 +158,13 @@ static enum fl_status add_device_metrics(struct fl_grade *g)
 			goto out;
 		}
 		paths[i] = beside(g->truth_path, f->valuestring);
+		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "sha256");
+		char hash[65];
+		if (cJSON_IsString(sha) && (fl_sha256_file(paths[i], hash) || strcmp(hash, sha->valuestring) != 0)) {
+			st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[%zu].sha256 differs "
+				      "or the file cannot be read)", f->valuestring, g->truth_name, i);
+			goto out;
+		}
 	}
 	struct fl_dm_opts o = FL_DM_OPTS_INIT;
 	if ((st = fl_device_metrics((const char *const *)paths, n, &o, &dm))) {
