@@ -19,8 +19,8 @@
 
 #include "common/outfile.h"
 #include "common/status.h"
-#include "grader/device_metrics.h"
-#include "grader/trace_stream.h"
+#include "grader/analysis/device_metrics.h"
+#include "grader/trace/trace_stream.h"
 
 static double now_s(void)
 {

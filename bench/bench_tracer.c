@@ -12,9 +12,9 @@
 
 #include "capture/clock.h"
 #include "capture/tracer.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 #include "generator/workload.h"
-#include "grader/host_metrics.h"
+#include "grader/analysis/host_metrics.h"
 
 static double now_ns(void)
 {

@@ -3,7 +3,7 @@
  * each a real eager op with its own allocation and scalar promotion. */
 #include "capture/clock.h"
 #include "faults/fault.h"
-#include "generator/tensor.h"
+#include "runtime/tensor.h"
 
 static const struct fl_param_spec params[] = {
 	{"pre", FL_PARAM_INT, 60, 0, 100000, NULL, "pairs", "(add 0.0, mul 1.0) pairs before the activation"},

@@ -5,8 +5,8 @@
 
 #include "capture/clock.h"
 #include "faults/fault.h"
-#include "generator/device.h"
-#include "generator/tensor.h"
+#include "runtime/device.h"
+#include "runtime/tensor.h"
 
 struct sync_state {
 	long step;

@@ -3,7 +3,7 @@
  * `factor` (pausing in proportion to the real work, so it takes no CPU from the
  * other ranks); the others reach the gradient all-reduce first and wait in it. */
 #include "faults/fault.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 
 static const struct fl_param_spec params[] = {
 	{"rank", FL_PARAM_INT, 1, 0, 1023, NULL, NULL, "the rank whose device is throttled"},

@@ -13,7 +13,7 @@
 #include "capture/kineto_writer.h"
 #include "capture/nvtx.h"
 #include "capture/tracer.h"
-#include "generator/comm.h"
+#include "runtime/comm.h"
 #include "generator/truth.h"
 
 extern char **environ;

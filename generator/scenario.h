@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 #include "faults/fault.h"
-#include "generator/tensor.h"
+#include "runtime/tensor.h"
 
 #define FL_MAX_PHASES 8
 #define FL_MAX_FAULTS 16

@@ -8,8 +8,8 @@
 #include "capture/clock.h"
 #include "common/jsonutil.h"
 #include "common/sha256.h"
-#include "grader/host_metrics.h"
-#include "grader/trace_reader.h"
+#include "grader/analysis/host_metrics.h"
+#include "grader/trace/trace_reader.h"
 
 static cJSON *instance_json(const struct fl_instance *in)
 {

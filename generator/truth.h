@@ -16,7 +16,7 @@
 
 #include "capture/kineto_writer.h"
 #include "faults/fault.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 #include "generator/scenario.h"
 #include "generator/workload.h"
 

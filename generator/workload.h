@@ -19,7 +19,7 @@
 #define FL_WORKLOAD_H
 
 #include "faults/fault.h"
-#include "generator/tensor.h"
+#include "runtime/tensor.h"
 
 #define FL_MAX_LAYERS 16
 

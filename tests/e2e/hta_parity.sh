@@ -1,4 +1,4 @@
-# HTA parity: faultline's device analyses (grader/device_metrics.c, run through
+# HTA parity: faultline's device analyses (grader/analysis/device_metrics.c, run through
 # tests/tools/fl_metrics) give HTA's numbers on the same traces — times to the
 # µs, percentages to 0.01 points: temporal breakdown, idle time per stream,
 # comm/compute overlap, kernel breakdown by type and name, launch statistics,

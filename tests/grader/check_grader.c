@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "grader/answer.h"
-#include "grader/host_metrics.h"
-#include "grader/refs.h"
-#include "grader/report.h"
-#include "grader/rubric.h"
-#include "grader/units.h"
-#include "grader/vocab.h"
+#include "grader/grading/answer.h"
+#include "grader/analysis/host_metrics.h"
+#include "grader/grading/refs.h"
+#include "grader/grading/report.h"
+#include "grader/grading/rubric.h"
+#include "grader/grading/units.h"
+#include "grader/grading/vocab.h"
 
 /* ---- quantities ---- */
 

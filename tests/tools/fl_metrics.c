@@ -1,4 +1,4 @@
-/* fl_metrics — the device analyses (grader/device_metrics.h) as JSON on stdout,
+/* fl_metrics — the device analyses (grader/analysis/device_metrics.h) as JSON on stdout,
  * for tests/e2e/hta_parity.sh and for trying traces by hand, until
  * `faultline analyze` calls the same functions.
  *
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "common/status.h"
-#include "grader/device_metrics.h"
-#include "grader/trace_stream.h"
+#include "grader/analysis/device_metrics.h"
+#include "grader/trace/trace_stream.h"
 
 static int print(cJSON *j)
 {

@@ -21,7 +21,7 @@
 #include "capture/kineto_writer.h"
 #include "capture/tracer.h"
 #include "common/status.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 
 /* ---- building CUPTI buffers ---- */
 

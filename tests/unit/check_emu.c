@@ -7,7 +7,7 @@
 
 #include "capture/clock.h"
 #include "capture/tracer.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 
 static struct fl_backend be;
 

@@ -7,9 +7,9 @@
 
 #include "capture/tracer.h"
 #include "faults/fault.h"
-#include "generator/device.h"
+#include "runtime/device.h"
 #include "generator/scenario.h"
-#include "generator/tensor.h"
+#include "runtime/tensor.h"
 
 #define assert_msg_has(needle)                                                                  \
 	ck_assert_msg(strstr(fl_error_msg(), (needle)) != NULL, "error message '%s' lacks '%s'", \

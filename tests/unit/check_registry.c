@@ -8,8 +8,8 @@
 
 #include "common/outfile.h"
 #include "faults/fault.h"
-#include "generator/commands.h"
-#include "generator/device.h"
+#include "cli/commands.h"
+#include "runtime/device.h"
 
 /* ---- faults ---- */
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "capture/tracer.h"
-#include "generator/device.h"
-#include "generator/tensor.h"
+#include "runtime/device.h"
+#include "runtime/tensor.h"
 
 /* Loop tests run once per configuration: _i indexes this table. */
 static const struct config {

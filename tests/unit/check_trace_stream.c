@@ -1,5 +1,5 @@
-/* check_trace_stream — the streaming trace reader (grader/trace_stream.h) and
- * HTA's device analyses on small hand-made traces (grader/device_metrics.h).
+/* check_trace_stream — the streaming trace reader (grader/trace/trace_stream.h) and
+ * HTA's device analyses on small hand-made traces (grader/analysis/device_metrics.h).
  *
  * The reader is also fuzzed here, briefly and deterministically: every prefix
  * of a trace (plain and gzip) must be reported as truncated, random byte edits
@@ -17,8 +17,8 @@
 #include <zlib.h>
 
 #include "common/status.h"
-#include "grader/device_metrics.h"
-#include "grader/trace_stream.h"
+#include "grader/analysis/device_metrics.h"
+#include "grader/trace/trace_stream.h"
 
 /* ------------------------------------------------------------- helpers */
 

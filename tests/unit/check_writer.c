@@ -14,7 +14,7 @@
 #include "common/jsonutil.h"
 #include "common/outfile.h"
 #include "common/strbuf.h"
-#include "grader/validate.h"
+#include "grader/trace/validate.h"
 #include "tests/unit/scratch.h"
 
 /* ---- scratch directories (see check_common.c) ---- */

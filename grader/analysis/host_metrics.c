@@ -1,0 +1,485 @@
+#include "grader/analysis/host_metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+	if (!p)
+		abort();
+	return p;
+}
+
+static double *sorted_copy(const double *v, size_t n)
+{
+	double *s = xcalloc(n, sizeof(*s));
+	if (n)
+		memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_d);
+	return s;
+}
+
+double fl_p50_upper(const double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	double *s = sorted_copy(v, n);
+	double r = s[n / 2];
+	free(s);
+	return r;
+}
+
+double fl_median(const double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	double *s = sorted_copy(v, n);
+	double r = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return r;
+}
+
+static int is_step(const struct fl_xevent *e)
+{
+	return e->kind == FL_CAT_USER_ANNOTATION && strncmp(e->name, "ProfilerStep#", 13) == 0;
+}
+
+/* A span marks a region; everything else on a row (cpu_op, kernel, copy, runtime
+ * call, unknown categories) is activity. */
+static int is_span(const struct fl_xevent *e)
+{
+	return e->kind == FL_CAT_USER_ANNOTATION || e->kind == FL_CAT_GPU_USER_ANNOTATION;
+}
+
+static struct fl_name_stat *find_or_add(struct fl_name_stat **arr, size_t *n, const char *name, size_t n_steps)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*arr)[i].name, name) == 0)
+			return &(*arr)[i];
+	struct fl_name_stat *a = realloc(*arr, (*n + 1) * sizeof(**arr));
+	if (!a)
+		abort();
+	*arr = a;
+	struct fl_name_stat *s = &a[(*n)++];
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->per_step_ms = xcalloc(n_steps, sizeof(double));
+	return s;
+}
+
+/* ---- periods ---- */
+
+static long mod_pos(long a, long p) { return ((a % p) + p) % p; }
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+int fl_detect_period(const double *values, const int *step_num, size_t n, double median_step_ms,
+		     struct fl_span_period *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (n < 3)
+		return 0;
+	double *s = sorted_copy(values, n);
+	size_t j = 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i + 1] - s[i] > s[j + 1] - s[j])
+			j = i;
+	double low_max = s[j], high_min = s[j + 1];
+	free(s);
+	double floor_ms = fmax(0.1, 0.25 * median_step_ms);
+	if (!(high_min - low_max >= floor_ms) || !(high_min >= 2 * low_max))
+		return 0;
+	p->threshold_ms = (low_max + high_min) / 2;
+	p->long_steps = xcalloc(n, sizeof(int));
+	double *lo = xcalloc(n, sizeof(double)), *hi = xcalloc(n, sizeof(double));
+	size_t n_lo = 0, n_hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (values[i] > low_max) {
+			hi[n_hi++] = values[i];
+			p->long_steps[p->n_long++] = step_num[i];
+		} else {
+			lo[n_lo++] = values[i];
+		}
+	}
+	qsort(p->long_steps, p->n_long, sizeof(int), cmp_int);
+	p->long_p50_ms = fl_p50_upper(hi, n_hi);
+	p->short_p50_ms = fl_p50_upper(lo, n_lo);
+	for (size_t i = 0; i < n_hi; i++)
+		p->excess_ms += hi[i] - p->short_p50_ms;
+	free(lo);
+	free(hi);
+	/* one long step is no evidence of a period */
+	if (p->n_long >= 2) {
+		int smin = step_num[0], smax = step_num[0];
+		for (size_t i = 1; i < n; i++) {
+			if (step_num[i] < smin) smin = step_num[i];
+			if (step_num[i] > smax) smax = step_num[i];
+		}
+		for (long per = 2; per <= (long)smax - smin + 1 && !p->period; per++) {
+			long phase = mod_pos(p->long_steps[0], per);
+			int fits = 1;
+			for (size_t i = 0; i < n && fits; i++)
+				fits = (mod_pos(step_num[i], per) == phase) == (values[i] > low_max);
+			if (fits) {
+				p->period = (int)per;
+				p->phase = (int)phase;
+			}
+		}
+	}
+	return 1;
+}
+
+/* ---- gaps ---- */
+
+struct gap_scan {
+	struct fl_host_metrics *m;
+	size_t top;                   /* capacity of m->gaps */
+	const struct fl_xevent **step_ev; /* step k's event */
+};
+
+static long step_index(const struct gap_scan *g, const struct fl_xevent *e)
+{
+	for (size_t k = 0; k < g->m->n_steps; k++)
+		if (g->step_ev[k] == e)
+			return (long)k;
+	return -1;
+}
+
+static void add_gap(struct gap_scan *g, double a, double b, const struct fl_xevent *holder, long step,
+		    const char *before, const char *after, long long pid, long long tid)
+{
+	if (!(b > a) || (holder && !is_span(holder)))
+		return;
+	struct fl_host_metrics *m = g->m;
+	double ms = (b - a) / 1000.0;
+	m->gap_count++;
+	m->gap_total_ms += ms;
+	if (ms > m->gap_max_ms)
+		m->gap_max_ms = ms;
+	if (step >= 0) {
+		m->gap_in_steps_ms += ms;
+		m->gap_per_step_ms[step] += ms;
+	}
+	if (!g->top)
+		return;
+	if (m->n_gaps == g->top && ms <= m->gaps[m->n_gaps - 1].ms)
+		return;
+	/* a row without steps (a device row): name the step by time, for the report only */
+	double mid = (a + b) / 2;
+	for (size_t k = 0; step < 0 && k < m->n_steps; k++)
+		if (mid >= m->step_ts[k] && mid < m->step_ts[k] + m->step_ms[k] * 1000.0)
+			step = (long)k;
+	size_t k = m->n_gaps < g->top ? m->n_gaps++ : m->n_gaps - 1;
+	while (k > 0 && m->gaps[k - 1].ms < ms) {
+		m->gaps[k] = m->gaps[k - 1];
+		k--;
+	}
+	m->gaps[k] = (struct fl_gap){.ms = ms, .ts = a, .pid = pid, .tid = tid, .step = step,
+				      .span = holder ? holder->name : "", .before = before, .after = after};
+}
+
+struct row_key {
+	long long pid, tid;
+	size_t i;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Walk each row with a stack of open events; idle time is cut at every
+ * boundary and attributed to the innermost open event. */
+static void scan_gaps(const struct fl_trace *t, struct gap_scan *g)
+{
+	size_t n = 0;
+	struct row_key *rk = xcalloc(t->n, sizeof(*rk));
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].kind != FL_CAT_TRACE)
+			rk[n++] = (struct row_key){t->ev[i].pid, t->ev[i].tid, i};
+	qsort(rk, n, sizeof(*rk), cmp_row);
+	size_t *idx = xcalloc(n, sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = rk[i].i;
+	free(rk);
+	const struct fl_xevent **stack = xcalloc(n, sizeof(*stack));
+	long *stack_step = xcalloc(n, sizeof(long));
+	for (size_t a = 0; a < n;) {
+		const struct fl_xevent *first = &t->ev[idx[a]];
+		size_t b = a;
+		while (b < n && t->ev[idx[b]].pid == first->pid && t->ev[idx[b]].tid == first->tid)
+			b++;
+		size_t sp = 0;
+		double cursor = first->ts;
+		const char *last = "";
+		for (size_t k = a; k <= b; k++) {
+			const struct fl_xevent *e = k < b ? &t->ev[idx[k]] : NULL;
+			while (sp > 0 && (!e || stack[sp - 1]->ts + stack[sp - 1]->dur <= e->ts)) {
+				const struct fl_xevent *top = stack[sp - 1];
+				double end = top->ts + top->dur;
+				if (end > cursor) {
+					add_gap(g, cursor, end, top, stack_step[sp - 1], last, top->name, first->pid,
+						first->tid);
+					cursor = end;
+				}
+				last = top->name;
+				sp--;
+			}
+			if (!e)
+				break;
+			if (e->ts > cursor) {
+				add_gap(g, cursor, e->ts, sp ? stack[sp - 1] : NULL, sp ? stack_step[sp - 1] : -1, last,
+					e->name, first->pid, first->tid);
+				cursor = e->ts;
+			}
+			last = e->name;
+			long st = is_step(e) ? step_index(g, e) : -1;
+			if (st < 0 && sp)
+				st = stack_step[sp - 1];
+			stack[sp] = e;
+			stack_step[sp] = st;
+			sp++;
+		}
+		a = b;
+	}
+	free(stack);
+	free(stack_step);
+	free(idx);
+}
+
+/* ---- the metrics ---- */
+
+enum fl_status fl_host_metrics_compute(const struct fl_trace *t, struct fl_host_metrics *m)
+{
+	return fl_host_metrics_compute_opts(t, NULL, m);
+}
+
+enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const struct fl_host_metrics_opts *o,
+					    struct fl_host_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	size_t ns = 0;
+	for (size_t i = 0; i < t->n; i++)
+		ns += is_step(&t->ev[i]);
+	m->n_steps = ns;
+	m->step_num = xcalloc(ns, sizeof(int));
+	m->step_ms = xcalloc(ns, sizeof(double));
+	m->step_ts = xcalloc(ns, sizeof(double));
+	m->ops_per_step = xcalloc(ns, sizeof(long));
+	m->gap_per_step_ms = xcalloc(ns, sizeof(double));
+	long long *step_pid = xcalloc(ns, sizeof(long long));
+	const struct fl_xevent **step_ev = xcalloc(ns, sizeof(*step_ev));
+	size_t k = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct fl_xevent *e = &t->ev[i];
+		if (!is_step(e))
+			continue;
+		m->step_num[k] = atoi(e->name + 13);
+		m->step_ms[k] = e->dur / 1000.0;
+		m->step_ts[k] = e->ts;
+		step_pid[k] = e->pid;
+		step_ev[k] = e;
+		k++;
+	}
+	double sum = 0;
+	m->min_ms = ns ? m->step_ms[0] : 0;
+	for (size_t i = 0; i < ns; i++) {
+		sum += m->step_ms[i];
+		if (m->step_ms[i] < m->min_ms) m->min_ms = m->step_ms[i];
+		if (m->step_ms[i] > m->max_ms) m->max_ms = m->step_ms[i];
+	}
+	m->total_ms = sum;
+	m->mean_ms = ns ? sum / (double)ns : 0;
+	m->p50_upper_ms = fl_p50_upper(m->step_ms, ns);
+	m->median_ms = fl_median(m->step_ms, ns);
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct fl_xevent *e = &t->ev[i];
+		if (is_step(e) || (e->kind != FL_CAT_USER_ANNOTATION && e->kind != FL_CAT_CPU_OP))
+			continue;
+		long step = -1;
+		for (size_t s = 0; s < ns; s++)
+			if (step_pid[s] == e->pid && e->ts >= m->step_ts[s] &&
+			    e->ts < m->step_ts[s] + m->step_ms[s] * 1000.0)
+				step = (long)s;
+		struct fl_name_stat *st;
+		if (e->kind == FL_CAT_USER_ANNOTATION) {
+			st = find_or_add(&m->spans, &m->n_spans, e->name, ns);
+		} else {
+			st = find_or_add(&m->ops, &m->n_op_names, e->name, ns);
+			m->ops_total++;
+			if (step >= 0)
+				m->ops_per_step[step]++;
+		}
+		st->count++;
+		st->total_ms += e->dur / 1000.0;
+		if (step >= 0)
+			st->per_step_ms[step] += e->dur / 1000.0;
+	}
+
+	struct gap_scan g = {.m = m, .top = o && o->top_gaps ? o->top_gaps : FL_GAPS_TOP_DEFAULT, .step_ev = step_ev};
+	m->gaps = xcalloc(g.top, sizeof(*m->gaps));
+	scan_gaps(t, &g);
+
+	m->periods = xcalloc(m->n_spans, sizeof(*m->periods));
+	for (size_t i = 0; i < m->n_spans; i++) {
+		struct fl_span_period *p = &m->periods[m->n_periods];
+		if (fl_detect_period(m->spans[i].per_step_ms, m->step_num, ns, m->median_ms, p)) {
+			p->name = m->spans[i].name;
+			m->n_periods++;
+		}
+	}
+	free(step_pid);
+	free(step_ev);
+	return FL_OK;
+}
+
+static cJSON *num_array(const double *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+	return a;
+}
+
+static cJSON *gaps_json(const struct fl_host_metrics *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "definition", "time on a row with no op running (innermost open event is a span or none)");
+	cJSON_AddNumberToObject(o, "count", (double)m->gap_count);
+	cJSON_AddNumberToObject(o, "total_ms", m->gap_total_ms);
+	cJSON_AddNumberToObject(o, "in_steps_ms", m->gap_in_steps_ms);
+	cJSON_AddNumberToObject(o, "share_of_step_time", m->total_ms > 0 ? m->gap_in_steps_ms / m->total_ms : 0);
+	cJSON_AddNumberToObject(o, "max_ms", m->gap_max_ms);
+	cJSON_AddItemToObject(o, "per_step_ms", num_array(m->gap_per_step_ms, m->n_steps));
+	cJSON *top = cJSON_AddArrayToObject(o, "largest");
+	for (size_t i = 0; i < m->n_gaps; i++) {
+		const struct fl_gap *g = &m->gaps[i];
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddNumberToObject(j, "ms", g->ms);
+		if (g->step >= 0)
+			cJSON_AddNumberToObject(j, "step", m->step_num[g->step]);
+		else
+			cJSON_AddNullToObject(j, "step");
+		cJSON_AddStringToObject(j, "span", g->span);
+		cJSON_AddNumberToObject(j, "offset_ms", m->n_steps ? (g->ts - m->step_ts[0]) / 1000.0 : 0);
+		cJSON_AddNumberToObject(j, "pid", (double)g->pid);
+		cJSON_AddNumberToObject(j, "tid", (double)g->tid);
+		cJSON_AddStringToObject(j, "before", g->before);
+		cJSON_AddStringToObject(j, "after", g->after);
+		cJSON_AddItemToArray(top, j);
+	}
+	return o;
+}
+
+static cJSON *periods_json(const struct fl_host_metrics *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = 0; i < m->n_periods; i++) {
+		const struct fl_span_period *p = &m->periods[i];
+		cJSON *j = cJSON_AddObjectToObject(o, p->name);
+		cJSON *ls = cJSON_AddArrayToObject(j, "long_steps");
+		for (size_t k = 0; k < p->n_long; k++)
+			cJSON_AddItemToArray(ls, cJSON_CreateNumber(p->long_steps[k]));
+		if (p->period) {
+			cJSON_AddNumberToObject(j, "period", p->period);
+			cJSON_AddNumberToObject(j, "phase", p->phase);
+		} else {
+			cJSON_AddNullToObject(j, "period");
+			cJSON_AddNullToObject(j, "phase");
+		}
+		cJSON_AddNumberToObject(j, "threshold_ms", p->threshold_ms);
+		cJSON_AddNumberToObject(j, "long_p50_ms", p->long_p50_ms);
+		cJSON_AddNumberToObject(j, "short_p50_ms", p->short_p50_ms);
+		cJSON_AddNumberToObject(j, "excess_ms", p->excess_ms);
+	}
+	return o;
+}
+
+cJSON *fl_host_metrics_json(const struct fl_host_metrics *m)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *steps = cJSON_AddObjectToObject(root, "steps");
+	cJSON_AddNumberToObject(steps, "count", (double)m->n_steps);
+	cJSON *nums = cJSON_AddArrayToObject(steps, "numbers");
+	for (size_t i = 0; i < m->n_steps; i++)
+		cJSON_AddItemToArray(nums, cJSON_CreateNumber(m->step_num[i]));
+	cJSON_AddItemToObject(steps, "ms", num_array(m->step_ms, m->n_steps));
+	cJSON_AddNumberToObject(steps, "p50_ms", m->p50_upper_ms);
+	cJSON_AddStringToObject(steps, "p50_convention", "upper median: sorted(steps)[n // 2]");
+	cJSON_AddNumberToObject(steps, "median_ms", m->median_ms);
+	cJSON_AddNumberToObject(steps, "mean_ms", m->mean_ms);
+	cJSON_AddNumberToObject(steps, "min_ms", m->min_ms);
+	cJSON_AddNumberToObject(steps, "max_ms", m->max_ms);
+	cJSON_AddNumberToObject(steps, "total_ms", m->total_ms);
+
+	cJSON *spans = cJSON_AddObjectToObject(root, "spans");
+	for (size_t i = 0; i < m->n_spans; i++) {
+		const struct fl_name_stat *s = &m->spans[i];
+		cJSON *o = cJSON_AddObjectToObject(spans, s->name);
+		cJSON_AddNumberToObject(o, "count", (double)s->count);
+		cJSON_AddNumberToObject(o, "total_ms", s->total_ms);
+		cJSON_AddNumberToObject(o, "share_of_step_time", m->total_ms > 0 ? s->total_ms / m->total_ms : 0);
+		cJSON_AddItemToObject(o, "per_step_ms", num_array(s->per_step_ms, m->n_steps));
+		cJSON *in = cJSON_AddArrayToObject(o, "in_steps");
+		for (size_t k = 0; k < m->n_steps; k++)
+			if (s->per_step_ms[k] > 0)
+				cJSON_AddItemToArray(in, cJSON_CreateNumber(m->step_num[k]));
+		cJSON_AddNumberToObject(o, "p50_ms", fl_p50_upper(s->per_step_ms, m->n_steps));
+	}
+
+	cJSON *ops = cJSON_AddObjectToObject(root, "ops");
+	cJSON_AddNumberToObject(ops, "total", (double)m->ops_total);
+	cJSON *per = cJSON_AddArrayToObject(ops, "per_step");
+	double *pd = xcalloc(m->n_steps, sizeof(double));
+	for (size_t i = 0; i < m->n_steps; i++) {
+		cJSON_AddItemToArray(per, cJSON_CreateNumber((double)m->ops_per_step[i]));
+		pd[i] = (double)m->ops_per_step[i];
+	}
+	cJSON_AddNumberToObject(ops, "per_step_p50", fl_p50_upper(pd, m->n_steps));
+	free(pd);
+	cJSON *by = cJSON_AddObjectToObject(ops, "by_name");
+	for (size_t i = 0; i < m->n_op_names; i++)
+		cJSON_AddNumberToObject(by, m->ops[i].name, (double)m->ops[i].count);
+
+	cJSON_AddItemToObject(root, "gaps", gaps_json(m));
+	cJSON_AddItemToObject(root, "periods", periods_json(m));
+	return root;
+}
+
+void fl_host_metrics_release(struct fl_host_metrics *m)
+{
+	for (size_t i = 0; i < m->n_spans; i++)
+		free(m->spans[i].per_step_ms);
+	for (size_t i = 0; i < m->n_op_names; i++)
+		free(m->ops[i].per_step_ms);
+	for (size_t i = 0; i < m->n_periods; i++)
+		free(m->periods[i].long_steps);
+	free(m->spans);
+	free(m->ops);
+	free(m->step_num);
+	free(m->step_ms);
+	free(m->step_ts);
+	free(m->ops_per_step);
+	free(m->gap_per_step_ms);
+	free(m->gaps);
+	free(m->periods);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,73 @@
+/* grade.h — grade one answer against a truth with a rubric.
+ *
+ * fl_grade_run loads the truth, finds and loads the rubric, resolves every
+ * expected value (refs.h), reads the answer (answer.h) and judges each
+ * question (rubric.h kinds). Whatever happens, the fl_grade it fills can be
+ * written by every report format (report.h): a usage, truth or rubric error
+ * and an unparseable answer are states of the grade, not missing reports.
+ *
+ * Statuses map onto the exit codes of GRADING.md: FL_OK (0) graded,
+ * FL_EINPUT (2) usage, FL_GRADE_EANSWER (3) the answer could not be parsed,
+ * FL_GRADE_ECONFIG (4) truth or rubric error. The message (fl_error) of a
+ * config error names the file and the key; it is for the instructor.
+ */
+#ifndef FL_GRADE_H
+#define FL_GRADE_H
+
+#include <cjson/cJSON.h>
+
+#include "common/status.h"
+#include "grader/grading/rubric.h"
+
+#define FL_GRADE_EANSWER FL_ERUNTIME  /* 3: the answer could not be parsed */
+#define FL_GRADE_ECONFIG FL_EINTERNAL /* 4: truth or rubric error */
+
+enum fl_grade_state {
+	FL_GRADE_GRADED = 0,
+	FL_GRADE_UNPARSEABLE, /* the learner's answer: not gradable, costs no attempt */
+	FL_GRADE_CONFIG_ERROR, /* truth, rubric or trace: the instructor's side */
+	FL_GRADE_USAGE_ERROR,  /* the grader was called wrongly */
+};
+
+struct fl_grade_item {
+	const struct fl_question *q;
+	struct fl_verdict v;
+	double score;           /* points * credit */
+	char *answer_key;       /* the key the answer used (cleaned); NULL when missing */
+};
+
+struct fl_grade_opts {
+	const char *truth_path, *answer_path, *rubric_path; /* rubric may be NULL */
+	const char *scenarios_dir; /* looked in for a rubric named by the truth; NULL: ./scenarios, then the source tree's */
+	int reveal;
+};
+
+struct fl_grade {
+	enum fl_grade_state state;
+	int reveal;
+	char *truth_name, *answer_name, *rubric_name; /* base names */
+	char *scenario;           /* the truth's scenario.name */
+	struct fl_rubric rubric;
+	int have_rubric;
+	struct fl_grade_item *items;
+	size_t n;
+	double score, max_score;
+	char **format_errors;     /* learner-safe */
+	size_t n_format_errors;
+	char **ignored_keys;      /* answer keys no question reads (cleaned) */
+	size_t n_ignored;
+	char *error;              /* config or usage error, for the instructor */
+	double elapsed_s;
+	cJSON *truth;
+	cJSON *trace_metrics;     /* computed on the first trace: reference */
+	char *truth_path;
+};
+
+enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g);
+/* Record a failure that happened before fl_grade_run (a usage error). */
+void fl_grade_fail(struct fl_grade *g, enum fl_grade_state state, const char *msg);
+/* score / max_score in [0, 1] (0 when not graded). */
+double fl_grade_fraction(const struct fl_grade *g);
+void fl_grade_release(struct fl_grade *g);
+
+#endif

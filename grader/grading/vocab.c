@@ -1,0 +1,283 @@
+#include "grader/grading/vocab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grader/grading/units.h"
+
+/* The families and fixes of CATALOG.md, with the words learners use for them.
+ * An alias should name the term and nothing else: a word shared by two terms of
+ * one vocabulary makes answers that use it ambiguous. */
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct fl_term family_terms[] = {
+	{"healthy", A("no fault", "nothing wrong", "no problem", "fine", "ok")},
+	{"input_starvation", A("starvation", "starved", "starving", "input starved", "input bound", "data starvation",
+			       "dataloader starvation", "data loader starvation", "loader starvation",
+			       "data loading bottleneck", "dataloader bottleneck", "input pipeline bottleneck",
+			       "slow data loading", "slow dataloader", "slow data loader", "loader bound",
+			       "data bound", "io bound", "i o bound")},
+	{"op_storm", A("op storm", "operator storm", "small op storm", "eager op storm", "small ops", "tiny ops",
+		       "many small ops", "too many ops", "too many small ops", "launch overhead",
+		       "kernel launch overhead", "dispatch overhead", "framework overhead", "operator overhead",
+		       "per op overhead", "eager overhead", "eager mode overhead")},
+	{"periodic_host_stall", A("periodic host stall", "periodic stall", "host stall", "periodic logging",
+				  "synchronous logging", "sync logging", "blocking logging", "logging stall",
+				  "logging", "lock", "lock contention", "telemetry", "telemetry scrape",
+				  "metrics stall", "periodic metrics")},
+	{"gc_pause", A("gc", "gc pause", "gc pauses", "gc stall", "garbage collection", "garbage collector",
+		       "garbage collection pause", "garbage collector pause", "collector pause",
+		       "allocation churn", "gc from allocation churn")},
+	{"straggler", A("straggling rank", "slow rank", "slow worker", "load imbalance", "imbalance",
+			"throttled rank")},
+	{"sync_stall", A("sync stall", "synchronization stall", "host sync", "device sync", "forced sync",
+			 "item sync", "host read", "cuda sync", "synchronize stall")},
+	{"unoverlapped_comm", A("unoverlapped communication", "exposed communication", "exposed comm",
+				"no overlap", "communication not overlapped", "comm not overlapped")},
+	{"comm_bound", A("communication bound", "network bound", "bandwidth bound")},
+	{"alloc_stall", A("allocation stall", "allocator stall", "malloc stall", "cudamalloc")},
+	{"blocking_h2d", A("blocking copy", "blocking host to device copy", "synchronous copy", "sync copy",
+			   "pageable copy", "blocking h2d copy")},
+	{"recompile", A("recompilation", "recompiles", "recompiling", "jit recompile")},
+	{"checkpoint_stall", A("checkpoint", "checkpointing", "checkpoint write", "checkpoint stalls")},
+	{"dvfs_throttle", A("dvfs", "thermal throttling", "power throttling", "clock throttling", "throttling")},
+	{"optimizer_dominance", A("optimizer bound", "optimizer overhead", "per parameter updates",
+				  "optimizer dominated")},
+	{"dtype_casts", A("casts", "dtype cast", "type casts", "dtype conversion", "dtype conversions")},
+	{"pipeline_bubble", A("bubble", "pipeline bubbles", "bubbles")},
+	{NULL, NULL},
+};
+
+static const struct fl_term fix_terms[] = {
+	{"none", A("nothing", "no fix", "no change", "nothing to fix")},
+	{"loader_parallelism", A("more workers", "dataloader workers", "data loader workers", "loader workers",
+				 "num workers", "workers", "worker processes", "parallel data loading",
+				 "parallelize data loading", "parallelise data loading", "async data loading",
+				 "prefetch", "prefetching", "prefetch factor", "pre decode", "predecode", "pinned memory",
+				 "pin memory", "cache the data", "cached data", "synthetic data")},
+	{"fusion", A("fuse", "fuse ops", "fused kernels", "kernel fusion", "op fusion", "operator fusion",
+		     "torch compile", "compile", "compile the model", "cuda graphs", "cuda graph", "bigger ops",
+		     "larger ops", "jit")},
+	{"async_offload", A("async logging", "asynchronous logging", "log asynchronously", "log less often",
+			    "log every n steps", "off thread logging", "background thread", "background logging",
+			    "non blocking telemetry", "offload", "async telemetry")},
+	{"gc_control", A("disable gc", "gc disable", "gc freeze", "freeze gc", "manual gc",
+			 "collect at step boundary", "collect at the step boundary", "tune gc", "gc thresholds",
+			 "gc threshold", "reduce allocation churn", "cut churn", "reduce churn", "cut allocation churn",
+			 "object pooling", "reuse buffers")},
+	{"rebalance", A("balance load", "load balancing", "balance data", "balance work", "rebalance work")},
+	{"defer_host_reads", A("avoid item", "remove item", "keep metrics on device", "defer item",
+			       "read every n steps", "fewer syncs", "non blocking reads")},
+	{"overlap_comm", A("overlap communication", "bucketing", "ddp buckets", "comm hooks",
+			   "overlap the all reduce", "overlap allreduce")},
+	{"change_ratio", A("bigger batch", "larger batch", "fewer bytes", "better topology")},
+	{"preallocate", A("preallocation", "caching allocator", "memory pool")},
+	{"pinned_async_copy", A("pinned async copy", "async h2d copy", "non blocking copy", "async copy")},
+	{"static_shapes", A("pad shapes", "bucket shapes", "shape bucketing", "padding")},
+	{"async_checkpoint", A("asynchronous checkpointing", "async checkpointing", "background checkpoint")},
+	{"power_thermal", A("cooling", "power limit", "thermal")},
+	{"fused_optimizer", A("foreach", "fused adam", "multi tensor apply", "foreach optimizer")},
+	{"autocast_scope", A("autocast", "fix autocast", "avoid casts")},
+	{"more_microbatches", A("more micro batches", "increase microbatches", "more microbatch")},
+	{NULL, NULL},
+};
+
+static const struct fl_term yesno_terms[] = {
+	{"yes", A("y", "true", "yep", "yeah")},
+	{"no", A("n", "false", "nope", "none", "no gaps", "no idle gaps")},
+	{NULL, NULL},
+};
+
+static const struct fl_vocabulary families = {"families", "catalog family", family_terms};
+static const struct fl_vocabulary fixes = {"fixes", "catalog fix", fix_terms};
+static const struct fl_vocabulary yesno = {"yesno", "yes or no", yesno_terms};
+
+const struct fl_vocabulary *const fl_vocabularies[] = {&families, &fixes, &yesno, NULL};
+
+const struct fl_vocabulary *fl_vocabulary_find(const char *name)
+{
+	for (size_t i = 0; fl_vocabularies[i]; i++)
+		if (strcmp(fl_vocabularies[i]->name, name) == 0)
+			return fl_vocabularies[i];
+	return NULL;
+}
+
+/* ---- matcher ---- */
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+long fl_matcher_find(const struct fl_matcher *m, const char *id)
+{
+	char *n = fl_norm(id, 1);
+	long r = -1;
+	for (size_t i = 0; i < m->n && r < 0; i++)
+		if (strcmp(m->terms[i].phrases[0], n) == 0)
+			r = (long)i;
+	free(n);
+	return r;
+}
+
+static struct fl_matcher_term *term_get(struct fl_matcher *m, const char *id)
+{
+	long i = fl_matcher_find(m, id);
+	if (i >= 0)
+		return &m->terms[i];
+	m->terms = xrealloc(m->terms, (m->n + 1) * sizeof(*m->terms));
+	struct fl_matcher_term *t = &m->terms[m->n++];
+	memset(t, 0, sizeof(*t));
+	t->id = strdup(id);
+	t->phrases = xrealloc(NULL, sizeof(char *));
+	t->phrases[t->n_phrases++] = fl_norm(id, 1);
+	if (!t->id)
+		abort();
+	return t;
+}
+
+void fl_matcher_add(struct fl_matcher *m, const char *id, const char *alias)
+{
+	struct fl_matcher_term *t = term_get(m, id);
+	if (!alias)
+		return;
+	char *n = fl_norm(alias, 1);
+	if (!*n) {
+		free(n);
+		return;
+	}
+	t->phrases = xrealloc(t->phrases, (t->n_phrases + 1) * sizeof(char *));
+	t->phrases[t->n_phrases++] = n;
+}
+
+int fl_matcher_add_regex(struct fl_matcher *m, const char *id, const char *re, char *err, size_t errsz)
+{
+	size_t l = strlen(re) + 5;
+	char *anchored = xrealloc(NULL, l);
+	snprintf(anchored, l, "^(%s)$", re);
+	regex_t rx;
+	int rc = regcomp(&rx, anchored, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+	free(anchored);
+	if (rc) {
+		regerror(rc, &rx, err, errsz);
+		return -1;
+	}
+	struct fl_matcher_term *t = term_get(m, id);
+	t->res = xrealloc(t->res, (t->n_res + 1) * sizeof(regex_t));
+	t->res[t->n_res++] = rx;
+	return 0;
+}
+
+void fl_matcher_add_vocabulary(struct fl_matcher *m, const struct fl_vocabulary *v)
+{
+	for (const struct fl_term *t = v->terms; t->id; t++) {
+		fl_matcher_add(m, t->id, NULL);
+		for (const char *const *a = t->aliases; a && *a; a++)
+			fl_matcher_add(m, t->id, *a);
+	}
+}
+
+static char *trim_dup(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	char *r = xrealloc(NULL, n + 1);
+	memcpy(r, s, n);
+	r[n] = '\0';
+	return r;
+}
+
+struct hit {
+	size_t term;
+	size_t start, len;
+};
+
+static void add_distinct(struct fl_match *r, size_t term)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->term[i] == term)
+			return;
+	if (r->n < FL_MATCH_MAX)
+		r->term[r->n++] = term;
+}
+
+void fl_matcher_match(const struct fl_matcher *m, const char *text, struct fl_match *r)
+{
+	memset(r, 0, sizeof(*r));
+	char *norm = fl_norm(text, 1);
+	/* 1. exact */
+	char *trimmed = trim_dup(text); /* regexes see the answer as written, trimmed */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct fl_matcher_term *t = &m->terms[i];
+		int hit = 0;
+		for (size_t k = 0; k < t->n_phrases && !hit; k++)
+			hit = strcmp(norm, t->phrases[k]) == 0;
+		for (size_t k = 0; k < t->n_res && !hit; k++)
+			hit = regexec(&t->res[k], trimmed, 0, NULL, 0) == 0;
+		if (hit)
+			add_distinct(r, i);
+	}
+	free(trimmed);
+	if (r->n) {
+		r->exact = r->n == 1;
+		free(norm);
+		return;
+	}
+	/* 2. phrases inside the answer */
+	struct hit *hits = NULL;
+	size_t n_hits = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct fl_matcher_term *t = &m->terms[i];
+		for (size_t k = 0; k < t->n_phrases; k++) {
+			size_t len = strlen(t->phrases[k]);
+			for (long at = fl_find_phrase(norm, t->phrases[k], 0); at >= 0;
+			     at = fl_find_phrase(norm, t->phrases[k], (size_t)at + 1)) {
+				hits = xrealloc(hits, (n_hits + 1) * sizeof(*hits));
+				hits[n_hits++] = (struct hit){i, (size_t)at, len};
+			}
+		}
+	}
+	/* order of appearance; drop hits inside a longer hit of another term */
+	for (size_t a = 1; a < n_hits; a++)
+		for (size_t b = a; b > 0 && hits[b - 1].start > hits[b].start; b--) {
+			struct hit tmp = hits[b];
+			hits[b] = hits[b - 1];
+			hits[b - 1] = tmp;
+		}
+	for (size_t a = 0; a < n_hits; a++) {
+		int inside = 0;
+		for (size_t b = 0; b < n_hits && !inside; b++)
+			inside = b != a && hits[b].term != hits[a].term && hits[b].len > hits[a].len &&
+				 hits[b].start <= hits[a].start &&
+				 hits[a].start + hits[a].len <= hits[b].start + hits[b].len;
+		if (!inside)
+			add_distinct(r, hits[a].term);
+	}
+	free(hits);
+	free(norm);
+}
+
+void fl_matcher_release(struct fl_matcher *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct fl_matcher_term *t = &m->terms[i];
+		for (size_t k = 0; k < t->n_phrases; k++)
+			free(t->phrases[k]);
+		for (size_t k = 0; k < t->n_res; k++)
+			regfree(&t->res[k]);
+		free(t->phrases);
+		free(t->res);
+		free(t->id);
+	}
+	free(m->terms);
+	m->terms = NULL;
+	m->n = 0;
+}

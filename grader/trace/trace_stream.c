@@ -1,0 +1,1765 @@
+/* trace_stream.c — see trace_stream.h.
+ *
+ * The tokenizer works on a buffer that always ends in a NUL sentinel followed
+ * by padding, so scanning loops need no bounds checks: NUL is invalid
+ * everywhere in JSON, so every loop stops at it, and a parser that stops *at*
+ * the end of the buffer asks for more input instead of reporting an error.
+ * Input is parsed in units (one event, or one top-level key with its value);
+ * a unit that runs into the end is parsed again, from its start, once more
+ * bytes are in. A unit larger than the buffer grows the buffer.
+ */
+#include "grader/trace/trace_stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/utf8.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define PAD 64                     /* zeroed bytes after the data (sentinel + SIMD over-read) */
+#define CHUNK_DEFAULT (256u << 10) /* bytes per read / inflate chunk */
+#define MAX_UNIT ((size_t)1 << 30) /* the largest single event or metadata value */
+#define MAX_DEPTH 1000             /* nesting, as Python's json (recursion limit) */
+#define NSLOT 4                    /* inflated chunks in flight between the threads */
+
+/* ---------------------------------------------------------------- strings */
+
+struct strent {
+	const char *s;
+	uint32_t len;
+	uint64_t hash;
+};
+
+struct fl_strtab {
+	struct strent *ent;
+	uint32_t n, cap;
+	uint32_t *slots; /* id + 1, 0 = empty */
+	uint32_t nslots; /* a power of two */
+	char **blocks;
+	size_t nblocks, blocks_cap;
+	char *cur;
+	size_t cur_left;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		abort(); /* as strbuf: out of memory is not recoverable here */
+	return q;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull);
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static char *strtab_alloc(struct fl_strtab *t, size_t n)
+{
+	if (n > t->cur_left) {
+		size_t bs = n > 65536 ? n : 65536;
+		if (t->nblocks == t->blocks_cap) {
+			t->blocks_cap = t->blocks_cap ? 2 * t->blocks_cap : 16;
+			t->blocks = xrealloc(t->blocks, t->blocks_cap * sizeof(*t->blocks));
+		}
+		t->cur = xrealloc(NULL, bs);
+		t->blocks[t->nblocks++] = t->cur;
+		t->cur_left = bs;
+	}
+	char *r = t->cur;
+	t->cur += n;
+	t->cur_left -= n;
+	return r;
+}
+
+static void strtab_rehash(struct fl_strtab *t, uint32_t nslots)
+{
+	free(t->slots);
+	t->slots = calloc(nslots, sizeof(*t->slots));
+	if (!t->slots)
+		abort();
+	t->nslots = nslots;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t j = (uint32_t)t->ent[i].hash & (nslots - 1);
+		while (t->slots[j])
+			j = (j + 1) & (nslots - 1);
+		t->slots[j] = i + 1;
+	}
+}
+
+struct fl_strtab *fl_strtab_new(void)
+{
+	struct fl_strtab *t = calloc(1, sizeof(*t));
+	if (!t)
+		abort();
+	strtab_rehash(t, 1024);
+	fl_strtab_intern(t, "", 0); /* id 0 */
+	return t;
+}
+
+void fl_strtab_free(struct fl_strtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nblocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	free(t->slots);
+	free(t->ent);
+	free(t);
+}
+
+static uint32_t strtab_lookup(const struct fl_strtab *t, const char *s, size_t n, uint64_t h, uint32_t *slot)
+{
+	uint32_t j = (uint32_t)h & (t->nslots - 1);
+	for (;;) {
+		uint32_t v = t->slots[j];
+		if (!v) {
+			*slot = j;
+			return UINT32_MAX;
+		}
+		const struct strent *e = &t->ent[v - 1];
+		if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0)
+			return v - 1;
+		j = (j + 1) & (t->nslots - 1);
+	}
+}
+
+uint32_t fl_strtab_intern(struct fl_strtab *t, const char *s, size_t n)
+{
+	uint64_t h = hash_bytes(s, n);
+	uint32_t slot;
+	uint32_t id = strtab_lookup(t, s, n, h, &slot);
+	if (id != UINT32_MAX)
+		return id;
+	if (n > UINT32_MAX - 1)
+		n = UINT32_MAX - 1; /* cannot happen: a unit is at most MAX_UNIT */
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->ent = xrealloc(t->ent, t->cap * sizeof(*t->ent));
+	}
+	char *c = strtab_alloc(t, n + 1);
+	memcpy(c, s, n);
+	c[n] = '\0';
+	id = t->n++;
+	t->ent[id] = (struct strent){c, (uint32_t)n, h};
+	t->slots[slot] = id + 1;
+	if ((uint64_t)t->n * 2 > t->nslots)
+		strtab_rehash(t, t->nslots * 2);
+	return id;
+}
+
+uint32_t fl_strtab_find(const struct fl_strtab *t, const char *s, size_t n)
+{
+	uint32_t slot;
+	return strtab_lookup(t, s, n, hash_bytes(s, n), &slot);
+}
+
+const char *fl_strtab_str(const struct fl_strtab *t, uint32_t id)
+{
+	return id < t->n ? t->ent[id].s : "";
+}
+
+size_t fl_strtab_len(const struct fl_strtab *t, uint32_t id)
+{
+	return id < t->n ? t->ent[id].len : 0;
+}
+
+uint32_t fl_strtab_count(const struct fl_strtab *t) { return t->n; }
+
+/* ------------------------------------------------------------ raw input */
+
+/* Bytes of the file (or of memory), before any decompression. */
+struct rawsrc {
+	int fd; /* -1: memory */
+	const uint8_t *mem;
+	size_t mem_len, mem_pos;
+	uint64_t total;
+};
+
+/* Read up to n bytes; 0 at the end. -1 on a read error (errno set). */
+static ssize_t raw_read(struct rawsrc *r, uint8_t *dst, size_t n)
+{
+	if (r->fd < 0) {
+		size_t k = r->mem_len - r->mem_pos;
+		if (k > n)
+			k = n;
+		if (k)
+			memcpy(dst, r->mem + r->mem_pos, k);
+		r->mem_pos += k;
+		r->total += k;
+		return (ssize_t)k;
+	}
+	size_t got = 0;
+	while (got < n) {
+		ssize_t k = read(r->fd, dst + got, n - got);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	r->total += got;
+	return (ssize_t)got;
+}
+
+/* gzip: inflate the raw input, member after member (as gzip and Python do;
+ * zero bytes after a member are padding). */
+struct gz {
+	z_stream z;
+	int z_live;
+	struct rawsrc *raw;
+	uint8_t *in;
+	size_t in_cap;
+	int in_eof;
+	int member_end; /* the last inflate() ended a member */
+	enum fl_status st;
+	char msg[256];
+};
+
+static int gz_fill(struct gz *g)
+{
+	if (g->z.avail_in || g->in_eof)
+		return 0;
+	ssize_t k = raw_read(g->raw, g->in, g->in_cap);
+	if (k < 0) {
+		g->st = FL_ERUNTIME;
+		snprintf(g->msg, sizeof(g->msg), "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (k == 0)
+		g->in_eof = 1;
+	g->z.next_in = g->in;
+	g->z.avail_in = (uInt)k;
+	return 0;
+}
+
+static uint64_t gz_in_pos(const struct gz *g) { return g->raw->total - g->z.avail_in; }
+
+/* Inflate up to n bytes into dst; returns the count, 0 at the end of the
+ * data, and sets g->st on errors (then returns what was produced). */
+static size_t gz_read(struct gz *g, uint8_t *dst, size_t n)
+{
+	g->z.next_out = dst;
+	g->z.avail_out = (uInt)n;
+	while (g->z.avail_out && !g->st) {
+		if (gz_fill(g))
+			break;
+		if (g->member_end) {
+			/* between members: skip zero padding, then a new member or the end */
+			while (g->z.avail_in && g->z.next_in[0] == 0) {
+				g->z.next_in++;
+				g->z.avail_in--;
+			}
+			if (!g->z.avail_in) {
+				if (g->in_eof)
+					break;
+				continue;
+			}
+			if (g->z.next_in[0] != 0x1f) {
+				g->st = FL_EINPUT;
+				snprintf(g->msg, sizeof(g->msg), "trailing garbage after the gzip data at compressed byte %llu",
+					 (unsigned long long)gz_in_pos(g));
+				break;
+			}
+			inflateReset(&g->z);
+			g->member_end = 0;
+		}
+		if (!g->z.avail_in && g->in_eof) {
+			g->st = FL_EINPUT;
+			snprintf(g->msg, sizeof(g->msg),
+				 "truncated gzip data: the file ends (at compressed byte %llu) before the end of the gzip stream",
+				 (unsigned long long)gz_in_pos(g));
+			break;
+		}
+		int r = inflate(&g->z, Z_NO_FLUSH);
+		if (r == Z_STREAM_END) {
+			g->member_end = 1;
+		} else if (r == Z_BUF_ERROR) {
+			if (g->z.avail_in) /* no progress with input left: cannot happen with avail_out > 0 */
+				break;
+		} else if (r != Z_OK) {
+			g->st = FL_EINPUT;
+			snprintf(g->msg, sizeof(g->msg), "corrupt gzip data at compressed byte %llu: %s",
+				 (unsigned long long)gz_in_pos(g), g->z.msg ? g->z.msg : zError(r));
+			break;
+		}
+	}
+	return n - g->z.avail_out;
+}
+
+/* A second thread reads (and inflates) and hands chunks to the parsing
+ * thread through NSLOT slots. */
+struct src;
+static size_t src_fill(struct src *s, uint8_t *dst, size_t n);
+
+struct pipe {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *slot[NSLOT];
+	size_t len[NSLOT];
+	unsigned produced, consumed; /* counters; slot index = counter % NSLOT */
+	size_t cpos;                 /* bytes of the current slot already taken */
+	int done, stop;
+	size_t chunk;
+	struct src *src;
+};
+
+static void *pipe_main(void *arg)
+{
+	struct pipe *pp = arg;
+	for (;;) {
+		pthread_mutex_lock(&pp->mu);
+		while (pp->produced - pp->consumed == NSLOT && !pp->stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		int stop = pp->stop;
+		unsigned i = pp->produced % NSLOT;
+		pthread_mutex_unlock(&pp->mu);
+		if (stop)
+			break;
+		size_t k = src_fill(pp->src, pp->slot[i], pp->chunk);
+		pthread_mutex_lock(&pp->mu);
+		pp->len[i] = k;
+		pp->produced++;
+		if (k < pp->chunk)
+			pp->done = 1; /* the end, or an error in g->st */
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+		if (k < pp->chunk)
+			break;
+	}
+	return NULL;
+}
+
+/* ----------------------------------------------------------- JSON source */
+
+enum { SRC_INLINE, SRC_THREAD };
+
+struct src {
+	int kind;
+	int gzip;
+	struct rawsrc raw;
+	uint8_t head[2];
+	size_t head_len, head_pos; /* bytes peeked for the magic, handed out first */
+	struct gz g;
+	struct pipe pipe;
+	int pipe_live;
+};
+
+/* Up to n bytes of JSON text (n unless at the end or on an error, which
+ * sets s->g.st and s->g.msg). */
+static size_t src_fill(struct src *s, uint8_t *dst, size_t n)
+{
+	if (s->gzip)
+		return gz_read(&s->g, dst, n);
+	size_t got = 0;
+	while (s->head_pos < s->head_len && got < n)
+		dst[got++] = s->head[s->head_pos++];
+	ssize_t k = raw_read(&s->raw, dst + got, n - got);
+	if (k < 0) {
+		s->g.st = FL_ERUNTIME;
+		snprintf(s->g.msg, sizeof(s->g.msg), "read error: %s", strerror(errno));
+		return got;
+	}
+	return got + (size_t)k;
+}
+
+/* Read up to n bytes of JSON text; 0 at the end; errors: returns 0 with *st set
+ * and the message in s->g.msg. */
+static size_t src_read(struct src *s, uint8_t *dst, size_t n, enum fl_status *st)
+{
+	if (s->kind == SRC_INLINE) {
+		size_t k = s->g.st ? 0 : src_fill(s, dst, n);
+		if (s->g.st && !k)
+			*st = s->g.st;
+		return k;
+	}
+	struct pipe *pp = &s->pipe;
+	size_t got = 0;
+	while (got < n) {
+		/* block only for the first bytes: then go back to parsing what came */
+		pthread_mutex_lock(&pp->mu);
+		while (pp->produced == pp->consumed && !pp->done && !got)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->produced == pp->consumed) { /* nothing ready (or the end) */
+			pthread_mutex_unlock(&pp->mu);
+			break;
+		}
+		unsigned i = pp->consumed % NSLOT;
+		size_t len = pp->len[i];
+		pthread_mutex_unlock(&pp->mu);
+		size_t k = len - pp->cpos;
+		if (k > n - got)
+			k = n - got;
+		memcpy(dst + got, pp->slot[i] + pp->cpos, k);
+		got += k;
+		pp->cpos += k;
+		if (pp->cpos == len) {
+			pthread_mutex_lock(&pp->mu);
+			pp->consumed++;
+			pp->cpos = 0;
+			pthread_cond_broadcast(&pp->cv);
+			pthread_mutex_unlock(&pp->mu);
+			if (len < pp->chunk)
+				break; /* the producer's last chunk */
+		}
+	}
+	if (!got && s->g.st)
+		*st = s->g.st;
+	return got;
+}
+
+static enum fl_status src_open(struct src *s, int thread, size_t chunk)
+{
+	/* peek the magic */
+	while (s->head_len < 2) {
+		ssize_t k = raw_read(&s->raw, s->head + s->head_len, 2 - s->head_len);
+		if (k < 0)
+			return fl_error(FL_ERUNTIME, "read error: %s", strerror(errno));
+		if (k == 0)
+			break;
+		s->head_len += (size_t)k;
+	}
+	s->gzip = s->head_len == 2 && s->head[0] == 0x1f && s->head[1] == 0x8b;
+	s->kind = thread && s->gzip ? SRC_THREAD : SRC_INLINE; /* reading plain files on a thread gains nothing: it only moves the copy */
+	if (s->gzip) {
+		s->g.raw = &s->raw;
+		s->g.in_cap = chunk;
+		s->g.in = malloc(chunk);
+		if (!s->g.in)
+			return fl_error(FL_ERUNTIME, "out of memory");
+		memcpy(s->g.in, s->head, 2);
+		s->g.z.next_in = s->g.in;
+		s->g.z.avail_in = 2;
+		if (inflateInit2(&s->g.z, 15 + 16) != Z_OK)
+			return fl_error(FL_ERUNTIME, "cannot start zlib's inflate");
+		s->g.z_live = 1;
+	}
+	if (s->kind == SRC_INLINE)
+		return FL_OK;
+	struct pipe *pp = &s->pipe;
+	pp->chunk = chunk;
+	pp->src = s;
+	for (int i = 0; i < NSLOT; i++) {
+		pp->slot[i] = malloc(chunk);
+		if (!pp->slot[i])
+			return fl_error(FL_ERUNTIME, "out of memory");
+	}
+	pthread_mutex_init(&pp->mu, NULL);
+	pthread_cond_init(&pp->cv, NULL);
+	if (pthread_create(&pp->th, NULL, pipe_main, pp)) {
+		pthread_mutex_destroy(&pp->mu);
+		pthread_cond_destroy(&pp->cv);
+		s->kind = SRC_INLINE; /* no thread: read on this one */
+		return FL_OK;
+	}
+	s->pipe_live = 1;
+	return FL_OK;
+}
+
+static void src_close(struct src *s)
+{
+	if (s->pipe_live) {
+		struct pipe *pp = &s->pipe;
+		pthread_mutex_lock(&pp->mu);
+		pp->stop = 1;
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+		pthread_join(pp->th, NULL);
+		pthread_mutex_destroy(&pp->mu);
+		pthread_cond_destroy(&pp->cv);
+	}
+	for (int i = 0; i < NSLOT; i++)
+		free(s->pipe.slot[i]);
+	if (s->g.z_live)
+		inflateEnd(&s->g.z);
+	free(s->g.in);
+}
+
+/* ----------------------------------------------------------- the parser */
+
+enum { P_OK = 0, P_MORE, P_ERR };
+
+enum top_state { T_START, T_OBJ_FIRST, T_OBJ_NEXT, T_EVENTS_FIRST, T_EVENTS_NEXT, T_DONE };
+
+struct scratch {
+	uint8_t *p;
+	size_t cap;
+};
+
+/* Recently interned strings, direct-mapped by length and first bytes: most
+ * names repeat, and a hit costs one compare instead of a hash and a probe. */
+#define ICACHE 1024
+struct icache {
+	uint64_t w; /* the first (up to) 8 bytes */
+	uint32_t len, id;
+	const char *s;
+};
+
+struct parser {
+	const char *what;
+	struct src *src;
+	uint8_t *buf;
+	size_t cap, beg, end; /* data is buf[beg, end); buf[end] == 0 */
+	uint64_t base;        /* stream offset of buf[0] */
+	size_t chunk;
+	int eof;
+	enum top_state state;
+	int seen_events;
+	const struct fl_trace_stream_opts *o;
+	struct fl_strtab *st;
+	struct fl_trace_info info;
+	int rank_done;
+	/* error */
+	const uint8_t *err_at;
+	const char *err_expected;
+	char err_detail[96];
+	struct scratch s1, s2;
+	struct icache icache[ICACHE];
+};
+
+static int bad(struct parser *ps, const uint8_t *at, const char *expected)
+{
+	if (at >= ps->buf + ps->end)
+		return P_MORE;
+	ps->err_at = at;
+	ps->err_expected = expected;
+	return P_ERR;
+}
+
+static inline const uint8_t *skip_ws(const uint8_t *p)
+{
+	if (*p > ' ') /* the usual cases: no space, or one */
+		return p;
+	if (*p == ' ' && p[1] > ' ')
+		return p + 1;
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+static inline const uint8_t *find_special(const uint8_t *p)
+{
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), c = _mm_set1_epi8(0x1f);
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)),
+					 _mm_cmpeq_epi8(_mm_max_epu8(v, c), c));
+		unsigned mask = (unsigned)_mm_movemask_epi8(m);
+		if (mask)
+			return p + __builtin_ctz(mask);
+		p += 16;
+	}
+#else
+	while (*p != '"' && *p != '\\' && *p >= 0x20)
+		p++;
+	return p;
+#endif
+}
+
+static inline int is_hex(uint8_t c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* *pp: just after the opening quote. On P_OK *pp is at the closing quote and
+ * *esc says whether escapes occurred. Escapes are validated here. */
+static int scan_str(struct parser *ps, const uint8_t **pp, int *esc)
+{
+	const uint8_t *p = *pp;
+	for (;;) {
+		p = find_special(p);
+		if (*p == '"') {
+			*pp = p;
+			return P_OK;
+		}
+		if (*p == '\\') {
+			*esc = 1;
+			uint8_t c = p[1];
+			if (c == 'u') {
+				for (int i = 2; i < 6; i++)
+					if (!is_hex(p[i]))
+						return bad(ps, p + i, "4 hex digits after \\u");
+				p += 6;
+			} else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
+				   c == 't') {
+				p += 2;
+			} else {
+				return bad(ps, p + 1, "an escape (one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
+			}
+			continue;
+		}
+		return bad(ps, p, "'\"' to end the string (control characters must be escaped)");
+	}
+}
+
+static void scratch_need(struct scratch *s, size_t n)
+{
+	if (n > s->cap) {
+		s->cap = n > 2 * s->cap ? n : 2 * s->cap;
+		s->p = xrealloc(s->p, s->cap);
+	}
+}
+
+static unsigned hexval(uint8_t c) { return c <= '9' ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10); }
+
+static size_t put_utf8(uint8_t *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (uint8_t)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (uint8_t)(0xc0 | (cp >> 6));
+		o[1] = (uint8_t)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (uint8_t)(0xe0 | (cp >> 12));
+		o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (uint8_t)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (uint8_t)(0xf0 | (cp >> 18));
+	o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (uint8_t)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static int utf8_valid(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		if (i + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			if (!(w & 0x8080808080808080ull)) {
+				i += 8;
+				continue;
+			}
+		}
+		size_t k = fl_utf8_seq(s + i, n - i, NULL);
+		if (!k)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+/* The string between s and e (the raw bytes inside the quotes), decoded and
+ * made valid UTF-8. The result points into the buffer or into a scratch. */
+static void decode_str(struct parser *ps, const uint8_t *s, const uint8_t *e, int esc, const uint8_t **out,
+		       size_t *outlen)
+{
+	size_t n = (size_t)(e - s);
+	if (esc) {
+		scratch_need(&ps->s1, n + 1);
+		uint8_t *o = ps->s1.p;
+		const uint8_t *p = s;
+		while (p < e) {
+			if (*p != '\\') {
+				*o++ = *p++;
+				continue;
+			}
+			uint8_t c = p[1];
+			p += 2;
+			switch (c) {
+			case 'b': *o++ = '\b'; break;
+			case 'f': *o++ = '\f'; break;
+			case 'n': *o++ = '\n'; break;
+			case 'r': *o++ = '\r'; break;
+			case 't': *o++ = '\t'; break;
+			case 'u': {
+				uint32_t cp = hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]);
+				p += 4;
+				if (cp >= 0xd800 && cp <= 0xdbff && p + 6 <= e && p[0] == '\\' && p[1] == 'u') {
+					uint32_t lo = hexval(p[2]) << 12 | hexval(p[3]) << 8 | hexval(p[4]) << 4 | hexval(p[5]);
+					if (lo >= 0xdc00 && lo <= 0xdfff) {
+						cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+						p += 6;
+					}
+				}
+				if (cp >= 0xd800 && cp <= 0xdfff)
+					cp = 0xfffd; /* a lone surrogate cannot be UTF-8 */
+				o += put_utf8(o, cp);
+				break;
+			}
+			default: *o++ = c; break; /* " \ / */
+			}
+		}
+		s = ps->s1.p;
+		n = (size_t)(o - ps->s1.p);
+	}
+	if (utf8_valid(s, n)) {
+		*out = s;
+		*outlen = n;
+		return;
+	}
+	scratch_need(&ps->s2, 3 * n + 1);
+	uint8_t *o = ps->s2.p;
+	size_t i = 0;
+	while (i < n) {
+		size_t k = fl_utf8_seq(s + i, n - i, NULL);
+		if (k) {
+			memcpy(o, s + i, k);
+			o += k;
+			i += k;
+		} else {
+			o += put_utf8(o, 0xfffd); /* one per invalid byte */
+			i++;
+		}
+	}
+	*out = ps->s2.p;
+	*outlen = (size_t)(o - ps->s2.p);
+}
+
+static inline uint64_t first8(const uint8_t *s, size_t n)
+{
+	uint64_t w;
+	memcpy(&w, s, 8); /* may read past the string: the buffer is padded */
+	if (n >= 8)
+		return w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return w & ((1ull << (8 * n)) - 1);
+#else
+	w = 0;
+	memcpy(&w, s, n);
+	return w;
+#endif
+}
+
+/* A string value at *pp (at the opening quote), interned. */
+static int str_value(struct parser *ps, const uint8_t **pp, uint32_t *id)
+{
+	const uint8_t *s = *pp + 1, *p = s;
+	int esc = 0, r = scan_str(ps, &p, &esc);
+	if (r)
+		return r;
+	*pp = p + 1;
+	size_t n = (size_t)(p - s);
+	struct icache *c = NULL;
+	uint64_t w = 0;
+	if (!esc) {
+		w = first8(s, n);
+		c = &ps->icache[((w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)n << 57)) >> 54 & (ICACHE - 1)];
+		if (c->s && c->len == n && c->w == w && (n <= 8 || !memcmp(s + 8, c->s + 8, n - 8))) {
+			*id = c->id;
+			return P_OK;
+		}
+	}
+	const uint8_t *d;
+	size_t dn;
+	decode_str(ps, s, p, esc, &d, &dn);
+	*id = fl_strtab_intern(ps->st, (const char *)d, dn);
+	if (c && d == s) { /* the raw bytes are the string */
+		c->w = w;
+		c->len = (uint32_t)n;
+		c->id = *id;
+		c->s = fl_strtab_str(ps->st, *id);
+	}
+	return P_OK;
+}
+
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int match_word(struct parser *ps, const uint8_t **pp, const char *w)
+{
+	const uint8_t *p = *pp;
+	for (; *w; w++, p++)
+		if (*p != (uint8_t)*w)
+			return bad(ps, p, "a value");
+	*pp = p;
+	return P_OK;
+}
+
+/* A JSON number (or NaN, Infinity, -Infinity, as Python reads them), checked
+ * and measured; its value is computed only when wanted. */
+struct numtok {
+	const uint8_t *start, *end;
+	uint64_t m;      /* the digits (integer and fraction), valid when nd <= 19 */
+	int nd, nf;      /* digits in all, digits of the fraction */
+	int64_t exp;     /* the written exponent */
+	int neg, special; /* special: 1 NaN, 2 Infinity */
+	int isf;          /* a fraction, an exponent, NaN or Infinity */
+};
+
+/* A run of decimal digits at p, eight at a time (SWAR; reads up to 8 bytes
+ * ahead: the buffer is padded and ends in NUL, which is no digit). Adds the
+ * digits to *m (modulo 2^64: only runs of <= 19 digits are used as values)
+ * and returns the end of the run. */
+static inline const uint8_t *digit_run(const uint8_t *p, uint64_t *m)
+{
+	uint64_t acc = *m;
+	for (;;) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		uint64_t t = w - 0x3030303030303030ull;
+		uint64_t nd = (t | (t + 0x7676767676767676ull)) & 0x8080808080808080ull; /* bytes that are no digit */
+		if (!nd) { /* eight digits */
+			t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+			t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+			t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+			acc = acc * 100000000u + t;
+			p += 8;
+			continue;
+		}
+		int k = __builtin_ctzll(nd) / 8; /* digits before the first non-digit */
+		if (k) { /* as eight digits with leading zeros */
+			static const uint64_t p10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+			t <<= 8 * (8 - k);
+			t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffull;
+			t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffull;
+			t = (t * 10000 + (t >> 32)) & 0xffffffffull;
+			acc = acc * p10[k] + t;
+		}
+		*m = acc;
+		return p + k;
+#else
+		(void)w;
+		while (*p >= '0' && *p <= '9')
+			acc = acc * 10 + (uint64_t)(*p++ - '0');
+		*m = acc;
+		return p;
+#endif
+	}
+}
+
+static int scan_number(struct parser *ps, const uint8_t **pp, struct numtok *t)
+{
+	const uint8_t *p = *pp;
+	uint64_t m = 0;
+	t->start = p;
+	t->neg = t->special = t->isf = 0;
+	t->nf = 0;
+	t->exp = 0;
+	if (*p == '-') {
+		t->neg = 1;
+		p++;
+	}
+	const uint8_t *d0 = p;
+	if (*p == '0') {
+		p++;
+	} else if (*p >= '1' && *p <= '9') {
+		p = digit_run(p, &m);
+	} else if (*p == 'I' || (*p == 'N' && !t->neg)) {
+		int r = match_word(ps, &p, *p == 'I' ? "Infinity" : "NaN");
+		if (r)
+			return r;
+		t->special = *d0 == 'N' ? 1 : 2;
+		t->isf = 1;
+		t->nd = 0;
+		goto done;
+	} else {
+		return bad(ps, p, "a digit");
+	}
+	t->nd = (int)(p - d0 < 1000 ? p - d0 : 1000);
+	if (*p == '.') {
+		t->isf = 1;
+		const uint8_t *f0 = ++p;
+		if (!(*p >= '0' && *p <= '9'))
+			return bad(ps, p, "a digit after '.'");
+		p = digit_run(p, &m);
+		t->nf = (int)(p - f0 < 1000000 ? p - f0 : 1000000);
+		t->nd += t->nf;
+	}
+	if (*p == 'e' || *p == 'E') {
+		t->isf = 1;
+		p++;
+		int eneg = 0;
+		if (*p == '+' || *p == '-')
+			eneg = *p++ == '-';
+		if (!(*p >= '0' && *p <= '9'))
+			return bad(ps, p, "a digit in the exponent");
+		int64_t x = 0;
+		while (*p >= '0' && *p <= '9') {
+			if (x < 100000000)
+				x = x * 10 + (*p - '0');
+			p++;
+		}
+		t->exp = eneg ? -x : x;
+	}
+done:
+	if (p >= ps->buf + ps->end)
+		return P_MORE; /* the number may go on in the next bytes */
+	t->m = m;
+	t->end = p;
+	*pp = p;
+	return P_OK;
+}
+
+/* The value, correctly rounded (exact arithmetic when the digits and the
+ * power of ten are exact doubles, else strtod). */
+static double number_value(const struct numtok *t)
+{
+	if (t->special)
+		return t->special == 1 ? NAN : t->neg ? -INFINITY : INFINITY;
+	int64_t e = t->exp - t->nf;
+	double d;
+	if (t->nd <= 19 && t->m <= (1ull << 53) && e >= -22 && e <= 22) {
+		d = (double)t->m;
+		if (e > 0)
+			d *= pow10_exact[e];
+		else if (e < 0)
+			d /= pow10_exact[-e];
+		return t->neg ? -d : d;
+	}
+	char tmp[128];
+	size_t n = (size_t)(t->end - t->start);
+	char *s = n < sizeof(tmp) ? tmp : xrealloc(NULL, n + 1);
+	memcpy(s, t->start, n);
+	s[n] = '\0';
+	d = strtod(s, NULL);
+	if (s != tmp)
+		free(s);
+	return d;
+}
+
+static int parse_number(struct parser *ps, const uint8_t **pp, double *out, int *isf)
+{
+	struct numtok t;
+	int r = scan_number(ps, pp, &t);
+	if (r)
+		return r;
+	*out = number_value(&t);
+	*isf = t.isf;
+	return P_OK;
+}
+
+/* HTA finds the rank with the regex `"rank":\s+(\d+)` applied line by line.
+ * k/klen: the raw bytes of a key; after: just past its closing quote. */
+static int check_rank(struct parser *ps, const uint8_t *k, size_t klen, const uint8_t *after)
+{
+	if (!((klen == 4 && !memcmp(k, "rank", 4)) || (klen > 5 && !memcmp(k + klen - 5, "\"rank", 5))))
+		return P_OK;
+	if (*after != ':')
+		return P_OK;
+	const uint8_t *p = after + 1;
+	int nws = 0;
+	for (; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++) {
+		if (*p == '\n' || (*p == '\r' && !ps->info.gzip))
+			return P_OK; /* HTA reads one line at a time */
+		nws++;
+	}
+	if (!nws || !(*p >= '0' && *p <= '9'))
+		return *p == 0 && p >= ps->buf + ps->end ? P_MORE : P_OK;
+	long long v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (v < 1000000000000000000ll / 10)
+			v = v * 10 + (*p - '0');
+	if (p >= ps->buf + ps->end)
+		return P_MORE;
+	ps->info.has_hta_rank = 1;
+	ps->info.hta_rank = v;
+	ps->rank_done = 1;
+	return P_OK;
+}
+
+/* A key at *pp (the opening quote), through the ':' and the whitespace after
+ * it. k, klen: the decoded key (in the buffer or scratch s1). */
+static int parse_key(struct parser *ps, const uint8_t **pp, const uint8_t **k, size_t *klen)
+{
+	const uint8_t *p = *pp;
+	if (*p != '"')
+		return bad(ps, p, "a key (a string in double quotes)");
+	const uint8_t *s = ++p;
+	int esc = 0, r = scan_str(ps, &p, &esc);
+	if (r)
+		return r;
+	if (!ps->rank_done && (r = check_rank(ps, s, (size_t)(p - s), p + 1)))
+		return r;
+	if (esc) {
+		decode_str(ps, s, p, esc, k, klen);
+	} else {
+		*k = s;
+		*klen = (size_t)(p - s);
+	}
+	p = skip_ws(p + 1);
+	if (*p != ':')
+		return bad(ps, p, "':' after the key");
+	*pp = skip_ws(p + 1);
+	return P_OK;
+}
+
+/* Any value, checked and skipped. */
+static int skip_value(struct parser *ps, const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint8_t stack[MAX_DEPTH]; /* 1: object, 0: array */
+	int depth = 0, r, esc;
+	struct numtok nt;
+	const uint8_t *k;
+	size_t kl;
+value:
+	switch (*p) {
+	case '{':
+		p = skip_ws(p + 1);
+		if (*p == '}') {
+			p++;
+			goto after;
+		}
+		if (depth == MAX_DEPTH)
+			return bad(ps, p, "less deeply nested values (1000 levels at most)");
+		stack[depth++] = 1;
+		goto key;
+	case '[':
+		p = skip_ws(p + 1);
+		if (*p == ']') {
+			p++;
+			goto after;
+		}
+		if (depth == MAX_DEPTH)
+			return bad(ps, p, "less deeply nested values (1000 levels at most)");
+		stack[depth++] = 0;
+		goto value;
+	case '"':
+		p++;
+		esc = 0;
+		if ((r = scan_str(ps, &p, &esc)))
+			return r;
+		p++;
+		goto after;
+	case 't':
+		if ((r = match_word(ps, &p, "true")))
+			return r;
+		goto after;
+	case 'f':
+		if ((r = match_word(ps, &p, "false")))
+			return r;
+		goto after;
+	case 'n':
+		if ((r = match_word(ps, &p, "null")))
+			return r;
+		goto after;
+	default:
+		if ((r = scan_number(ps, &p, &nt)))
+			return r == P_ERR && ps->err_at == p ? bad(ps, p, "a value") : r;
+		goto after;
+	}
+key:
+	if ((r = parse_key(ps, &p, &k, &kl)))
+		return r;
+	goto value;
+after:
+	if (!depth) {
+		*pp = p;
+		return P_OK;
+	}
+	p = skip_ws(p);
+	if (*p == ',') {
+		p = skip_ws(p + 1);
+		if (stack[depth - 1])
+			goto key;
+		goto value;
+	}
+	if (*p == (stack[depth - 1] ? '}' : ']')) {
+		p++;
+		depth--;
+		goto after;
+	}
+	return bad(ps, p, stack[depth - 1] ? "',' or '}' in an object" : "',' or ']' in an array");
+}
+
+/* An integer argument (correlation, External id, device, bytes): a number,
+ * truncated; anything else is skipped and counts as absent. */
+static int int_value(struct parser *ps, const uint8_t **pp, int64_t *out, int *has)
+{
+	const uint8_t *p = *pp;
+	if (*p == '-' || (*p >= '0' && *p <= '9') || *p == 'N' || *p == 'I') {
+		struct numtok t;
+		int r = scan_number(ps, &p, &t);
+		if (r)
+			return r;
+		*pp = p;
+		if (!t.isf && t.nd <= 18) {
+			*out = t.neg ? -(int64_t)t.m : (int64_t)t.m;
+			*has = 1;
+			return P_OK;
+		}
+		double d = number_value(&t);
+		if (d == d && d > -9.2e18 && d < 9.2e18) {
+			*out = (int64_t)d;
+			*has = 1;
+		}
+		return P_OK;
+	}
+	return skip_value(ps, pp);
+}
+
+/* Python's int() of a string: optional whitespace, sign, digits (single '_'
+ * between digits allowed). */
+static int py_int(const uint8_t *s, size_t n, int64_t *out)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')))
+		i++;
+	while (n > i && (s[n - 1] == ' ' || (s[n - 1] >= '\t' && s[n - 1] <= '\r')))
+		n--;
+	int neg = 0;
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		neg = s[i++] == '-';
+	if (i >= n || !(s[i] >= '0' && s[i] <= '9'))
+		return 0;
+	int64_t v = 0;
+	for (; i < n; i++) {
+		if (s[i] == '_' && i + 1 < n && s[i - 1] != '_' && s[i + 1] >= '0' && s[i + 1] <= '9')
+			continue;
+		if (!(s[i] >= '0' && s[i] <= '9'))
+			return 0;
+		if (v < INT64_MAX / 10)
+			v = v * 10 + (s[i] - '0');
+	}
+	*out = neg ? -v : v;
+	return 1;
+}
+
+/* args.stream as HTA reads it: int(value), -1 when that fails. */
+static int stream_value(struct parser *ps, const uint8_t **pp, int64_t *out, int *has)
+{
+	const uint8_t *p = *pp;
+	int r;
+	if (*p == '"') {
+		const uint8_t *s = p + 1, *q = s;
+		int esc = 0;
+		if ((r = scan_str(ps, &q, &esc)))
+			return r;
+		*pp = q + 1;
+		const uint8_t *d;
+		size_t dn;
+		decode_str(ps, s, q, esc, &d, &dn);
+		*has = py_int(d, dn, out);
+		return P_OK;
+	}
+	if (*p == 't' || *p == 'f') {
+		if ((r = skip_value(ps, pp)))
+			return r;
+		*out = *p == 't';
+		*has = 1;
+		return P_OK;
+	}
+	return int_value(ps, pp, out, has);
+}
+
+enum { K_OTHER, K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ARGS };
+
+static const uint8_t key_len[] = {0, 2, 3, 4, 3, 3, 2, 3, 4};
+
+/* p: at the opening quote of a key. The usual event keys, recognised by their
+ * bytes and the closing quote (reads a few bytes ahead: the buffer is padded,
+ * and its NUL sentinel matches no key). 0: anything else. */
+static inline int fast_event_key(const uint8_t *p)
+{
+	if (*p != '"')
+		return 0;
+	const uint8_t *q = p + 1;
+	switch (q[0]) {
+	case 'p':
+		if (q[1] == 'h' && q[2] == '"') return K_PH;
+		if (q[1] == 'i' && q[2] == 'd' && q[3] == '"') return K_PID;
+		return 0;
+	case 't':
+		if (q[1] == 's' && q[2] == '"') return K_TS;
+		if (q[1] == 'i' && q[2] == 'd' && q[3] == '"') return K_TID;
+		return 0;
+	case 'c':
+		return q[1] == 'a' && q[2] == 't' && q[3] == '"' ? K_CAT : 0;
+	case 'd':
+		return q[1] == 'u' && q[2] == 'r' && q[3] == '"' ? K_DUR : 0;
+	case 'n':
+		return !memcmp(q, "name\"", 5) ? K_NAME : 0;
+	case 'a':
+		return !memcmp(q, "args\"", 5) ? K_ARGS : 0;
+	}
+	return 0;
+}
+
+static inline int event_key(const uint8_t *k, size_t n)
+{
+	switch (n) {
+	case 2:
+		if (k[0] == 'p' && k[1] == 'h') return K_PH;
+		if (k[0] == 't' && k[1] == 's') return K_TS;
+		return K_OTHER;
+	case 3:
+		if (!memcmp(k, "cat", 3)) return K_CAT;
+		if (!memcmp(k, "pid", 3)) return K_PID;
+		if (!memcmp(k, "tid", 3)) return K_TID;
+		if (!memcmp(k, "dur", 3)) return K_DUR;
+		return K_OTHER;
+	case 4:
+		if (!memcmp(k, "name", 4)) return K_NAME;
+		if (!memcmp(k, "args", 4)) return K_ARGS;
+		return K_OTHER;
+	}
+	return K_OTHER;
+}
+
+enum { A_OTHER, A_CORRELATION, A_EXTERNAL_ID, A_STREAM, A_DEVICE, A_BYTES };
+static const uint8_t arg_len[] = {0, 11, 11, 6, 6, 5};
+
+static inline int arg_key(const uint8_t *k, size_t n)
+{
+	if (n == 11 && !memcmp(k, "correlation", 11)) return A_CORRELATION;
+	if (n == 11 && !memcmp(k, "External id", 11)) return A_EXTERNAL_ID;
+	if (n == 6 && !memcmp(k, "stream", 6)) return A_STREAM;
+	if (n == 6 && !memcmp(k, "device", 6)) return A_DEVICE;
+	if (n == 5 && !memcmp(k, "bytes", 5)) return A_BYTES;
+	return A_OTHER;
+}
+
+/* As fast_event_key, for the args the analyses read. */
+static inline int fast_arg_key(const uint8_t *p)
+{
+	if (*p != '"')
+		return 0;
+	const uint8_t *q = p + 1;
+	switch (q[0]) {
+	case 'c': return !memcmp(q, "correlation\"", 12) ? A_CORRELATION : 0;
+	case 'E': return !memcmp(q, "External id\"", 12) ? A_EXTERNAL_ID : 0;
+	case 's': return !memcmp(q, "stream\"", 7) ? A_STREAM : 0;
+	case 'd': return !memcmp(q, "device\"", 7) ? A_DEVICE : 0;
+	case 'b': return !memcmp(q, "bytes\"", 6) ? A_BYTES : 0;
+	}
+	return 0;
+}
+
+static int parse_args(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
+{
+	const uint8_t *p = *pp, *k;
+	size_t kl;
+	int r, has;
+	if (*p != '{')
+		return skip_value(ps, pp);
+	ev->has |= FL_TEV_ARGS;
+	p = skip_ws(p + 1);
+	if (*p == '}') {
+		*pp = p + 1;
+		return P_OK;
+	}
+	for (;;) {
+		int key = fast_arg_key(p);
+		if (key) {
+			p = skip_ws(p + arg_len[key] + 2);
+			if (*p != ':')
+				return bad(ps, p, "':' after the key");
+			p = skip_ws(p + 1);
+		} else {
+			if ((r = parse_key(ps, &p, &k, &kl)))
+				return r;
+			key = arg_key(k, kl);
+		}
+		has = 0;
+		int64_t *dst = NULL;
+		uint32_t flag = 0;
+		switch (key) {
+		case A_CORRELATION: dst = &ev->correlation; flag = FL_TEV_CORRELATION; break;
+		case A_EXTERNAL_ID: dst = &ev->external_id; flag = FL_TEV_EXTERNAL_ID; break;
+		case A_STREAM: dst = &ev->stream; flag = FL_TEV_STREAM; break;
+		case A_DEVICE: dst = &ev->device; flag = FL_TEV_DEVICE; break;
+		case A_BYTES: dst = &ev->bytes; flag = FL_TEV_BYTES; break;
+		}
+		if (dst) {
+			*dst = -1;
+			r = key == A_STREAM ? stream_value(ps, &p, dst, &has) : int_value(ps, &p, dst, &has);
+			if (!has)
+				*dst = -1;
+			ev->has = has ? ev->has | flag : ev->has & ~flag;
+		} else {
+			r = skip_value(ps, &p);
+		}
+		if (r)
+			return r;
+		p = skip_ws(p);
+		if (*p == ',') {
+			p = skip_ws(p + 1);
+			continue;
+		}
+		if (*p == '}') {
+			*pp = p + 1;
+			return P_OK;
+		}
+		return bad(ps, p, "',' or '}' after a value in args");
+	}
+}
+
+static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t *has, uint32_t fnum, uint32_t fstr)
+{
+	const uint8_t *p = *pp;
+	*has &= ~(fnum | fstr);
+	if (*p == '"') {
+		uint32_t id;
+		int r = str_value(ps, pp, &id);
+		if (r)
+			return r;
+		*v = id;
+		*has |= fnum | fstr;
+		return P_OK;
+	}
+	int h = 0, r = int_value(ps, pp, v, &h);
+	if (h)
+		*has |= fnum;
+	return r;
+}
+
+static int num_value(struct parser *ps, const uint8_t **pp, double *v, int *isf, int *kind)
+{
+	const uint8_t *p = *pp;
+	if (*p == '-' || (*p >= '0' && *p <= '9') || *p == 'N' || *p == 'I') {
+		*kind = 1;
+		return parse_number(ps, pp, v, isf);
+	}
+	*kind = *p == 'n' ? 0 : 2; /* null reads as missing; anything else is "other" */
+	return skip_value(ps, pp);
+}
+
+/* One item of traceEvents at *pp. */
+static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
+{
+	const uint8_t *p = *pp, *k;
+	size_t kl;
+	int r, isf, ts_kind = 0, kind;
+	memset(ev, 0, sizeof(*ev));
+	ev->pid = ev->tid = ev->correlation = ev->external_id = ev->stream = ev->device = ev->bytes = -1;
+	if (*p != '{')
+		return bad(ps, p, "an event (a JSON object)");
+	p = skip_ws(p + 1);
+	if (*p == '}') {
+		p++;
+		goto done;
+	}
+	for (;;) {
+		int key = fast_event_key(p);
+		if (key) { /* a usual key, without escapes: no scan needed */
+			p = skip_ws(p + key_len[key] + 2);
+			if (*p != ':')
+				return bad(ps, p, "':' after the key");
+			p = skip_ws(p + 1);
+		} else {
+			if ((r = parse_key(ps, &p, &k, &kl)))
+				return r;
+			key = event_key(k, kl);
+		}
+		switch (key) {
+		case K_PH:
+			ev->has &= ~(uint32_t)FL_TEV_PH;
+			ev->ph = 0;
+			if (*p == '"') {
+				uint32_t id;
+				if ((r = str_value(ps, &p, &id)))
+					return r;
+				ev->ph = fl_strtab_str(ps->st, id)[0];
+				ev->has |= FL_TEV_PH;
+			} else {
+				r = skip_value(ps, &p);
+			}
+			break;
+		case K_CAT:
+		case K_NAME: {
+			int is_cat = key == K_CAT;
+			uint32_t flag = is_cat ? FL_TEV_CAT : FL_TEV_NAME;
+			uint32_t *dst = is_cat ? &ev->cat : &ev->name;
+			ev->has &= ~flag;
+			*dst = 0;
+			if (*p == '"') {
+				if ((r = str_value(ps, &p, dst)))
+					return r;
+				ev->has |= flag;
+			} else {
+				r = skip_value(ps, &p);
+			}
+			break;
+		}
+		case K_PID:
+			r = id_value(ps, &p, &ev->pid, &ev->has, FL_TEV_PID, FL_TEV_PID_STR);
+			break;
+		case K_TID:
+			r = id_value(ps, &p, &ev->tid, &ev->has, FL_TEV_TID, FL_TEV_TID_STR);
+			break;
+		case K_TS:
+			ev->has &= ~(uint32_t)(FL_TEV_TS | FL_TEV_TS_FLOAT);
+			ev->ts = 0;
+			if ((r = num_value(ps, &p, &ev->ts, &isf, &kind)))
+				return r;
+			ts_kind = kind == 1 ? 1 : kind == 0 ? 0 : 2;
+			if (kind == 1)
+				ev->has |= FL_TEV_TS | (isf ? FL_TEV_TS_FLOAT : 0);
+			else
+				ev->ts = 0;
+			break;
+		case K_DUR:
+			ev->has &= ~(uint32_t)FL_TEV_DUR;
+			ev->dur = 0;
+			if ((r = num_value(ps, &p, &ev->dur, &isf, &kind)))
+				return r;
+			if (kind == 1)
+				ev->has |= FL_TEV_DUR;
+			else
+				ev->dur = 0;
+			break;
+		case K_ARGS:
+			r = parse_args(ps, &p, ev);
+			break;
+		default:
+			r = skip_value(ps, &p);
+		}
+		if (r)
+			return r;
+		p = skip_ws(p);
+		if (*p == ',') {
+			p = skip_ws(p + 1);
+			continue;
+		}
+		if (*p == '}') {
+			p++;
+			break;
+		}
+		return bad(ps, p, "',' or '}' after a value in an event");
+	}
+done:
+	*pp = p;
+	if (ts_kind == 2)
+		ps->info.n_ts_other++;
+	else if (!(ev->has & FL_TEV_TS))
+		ps->info.n_ts_missing++;
+	else if (ev->has & FL_TEV_TS_FLOAT)
+		ps->info.n_ts_float++;
+	return P_OK;
+}
+
+static int parse_dist_info(struct parser *ps, const uint8_t **pp)
+{
+	const uint8_t *p = *pp, *k;
+	size_t kl;
+	int r;
+	if (*p != '{')
+		return skip_value(ps, pp);
+	long long rank = 0, world = 0;
+	int has_rank = 0, has_world = 0;
+	p = skip_ws(p + 1);
+	if (*p != '}') {
+		for (;;) {
+			if ((r = parse_key(ps, &p, &k, &kl)))
+				return r;
+			int64_t v = 0;
+			int has = 0;
+			if (kl == 4 && !memcmp(k, "rank", 4)) {
+				if ((r = int_value(ps, &p, &v, &has)))
+					return r;
+				has_rank = has;
+				rank = v;
+			} else if (kl == 10 && !memcmp(k, "world_size", 10)) {
+				if ((r = int_value(ps, &p, &v, &has)))
+					return r;
+				has_world = has;
+				world = v;
+			} else if ((r = skip_value(ps, &p))) {
+				return r;
+			}
+			p = skip_ws(p);
+			if (*p == ',') {
+				p = skip_ws(p + 1);
+				continue;
+			}
+			if (*p == '}')
+				break;
+			return bad(ps, p, "',' or '}' in distributedInfo");
+		}
+	}
+	*pp = p + 1;
+	/* a later distributedInfo replaces an earlier one, as in a dict */
+	ps->info.has_dist_rank = has_rank;
+	ps->info.dist_rank = rank;
+	ps->info.has_world_size = has_world;
+	ps->info.world_size = world;
+	return P_OK;
+}
+
+static const char *state_where(const struct parser *ps)
+{
+	switch (ps->state) {
+	case T_START: return "at the start of the document";
+	case T_OBJ_FIRST:
+	case T_OBJ_NEXT: return "in the top-level object";
+	case T_EVENTS_FIRST:
+	case T_EVENTS_NEXT: return "in traceEvents";
+	case T_DONE: return "after the end of the document";
+	}
+	return "";
+}
+
+/* Parse whole units from buf[beg, end). P_OK: the document is complete. */
+static int parse_units(struct parser *ps)
+{
+	struct fl_tev ev;
+	int r;
+	for (;;) {
+		const uint8_t *p = ps->buf + ps->beg, *k;
+		size_t kl;
+		switch (ps->state) {
+		case T_START:
+			if (ps->base == 0 && ps->beg == 0 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+				p += 3; /* a UTF-8 byte order mark */
+			p = skip_ws(p);
+			if (*p == '{') {
+				ps->state = T_OBJ_FIRST;
+			} else if (*p == '[') {
+				ps->state = T_EVENTS_FIRST;
+				ps->info.array_form = 1;
+			} else {
+				return bad(ps, p, "'{' or '[' (a trace: an object with traceEvents, or an array of events)");
+			}
+			p++;
+			break;
+		case T_OBJ_FIRST:
+		case T_OBJ_NEXT:
+			p = skip_ws(p);
+			if (*p == '}') {
+				ps->state = T_DONE;
+				p++;
+				break;
+			}
+			if (ps->state == T_OBJ_NEXT) {
+				if (*p != ',')
+					return bad(ps, p, "',' or '}' in the top-level object");
+				p = skip_ws(p + 1);
+			}
+			if ((r = parse_key(ps, &p, &k, &kl)))
+				return r;
+			if (kl == 11 && !memcmp(k, "traceEvents", 11)) {
+				if (ps->seen_events) {
+					ps->err_at = p;
+					ps->err_expected = "a single traceEvents key (a second one would replace the first)";
+					return P_ERR;
+				}
+				if (*p != '[')
+					return bad(ps, p, "'[' (traceEvents must be an array)");
+				ps->seen_events = 1;
+				ps->state = T_EVENTS_FIRST;
+				p++;
+				break;
+			}
+			if (kl == 15 && !memcmp(k, "distributedInfo", 15)) {
+				r = parse_dist_info(ps, &p);
+			} else if (kl == 19 && !memcmp(k, "baseTimeNanoseconds", 19) &&
+				   (*p == '-' || (*p >= '0' && *p <= '9'))) {
+				int isf;
+				r = parse_number(ps, &p, &ps->info.base_time_ns, &isf);
+				if (!r)
+					ps->info.has_base_time = 1;
+			} else {
+				r = skip_value(ps, &p);
+			}
+			if (r)
+				return r;
+			ps->state = T_OBJ_NEXT;
+			break;
+		case T_EVENTS_FIRST:
+		case T_EVENTS_NEXT:
+			p = skip_ws(p);
+			if (*p == ']') {
+				ps->state = ps->info.array_form ? T_DONE : T_OBJ_NEXT;
+				p++;
+				break;
+			}
+			if (ps->state == T_EVENTS_NEXT) {
+				if (*p != ',')
+					return bad(ps, p, "',' or ']' after an event");
+				p = skip_ws(p + 1);
+			}
+			if ((r = parse_event(ps, &p, &ev)))
+				return r;
+			ev.index = ps->info.n_events++;
+			ps->state = T_EVENTS_NEXT;
+			ps->beg = (size_t)(p - ps->buf);
+			if (ps->o->on_event) {
+				enum fl_status st = ps->o->on_event(ps->o->arg, &ev);
+				if (st) {
+					ps->err_expected = NULL;
+					ps->err_at = NULL;
+					return -(int)st; /* the callback's status */
+				}
+			}
+			continue;
+		case T_DONE:
+			p = skip_ws(p);
+			if (p < ps->buf + ps->end)
+				return bad(ps, p, "nothing more (extra data after the end of the JSON document)");
+			ps->beg = ps->end;
+			return ps->eof ? P_OK : P_MORE;
+		}
+		ps->beg = (size_t)(p - ps->buf);
+	}
+}
+
+static enum fl_status refill(struct parser *ps)
+{
+	size_t keep = ps->end - ps->beg;
+	if (ps->beg) {
+		memmove(ps->buf, ps->buf + ps->beg, keep);
+		ps->base += ps->beg;
+		ps->beg = 0;
+		ps->end = keep;
+	}
+	if (ps->cap - ps->end < ps->chunk) {
+		if (ps->end > MAX_UNIT)
+			return fl_error(FL_EINPUT, "'%s': a single value longer than %zu MiB at byte %llu%s", ps->what,
+					MAX_UNIT >> 20, (unsigned long long)ps->base,
+					ps->info.gzip ? " of the decompressed stream" : "");
+		size_t nc = ps->cap * 2 > ps->end + ps->chunk ? ps->cap * 2 : ps->end + ps->chunk;
+		ps->buf = xrealloc(ps->buf, nc + PAD);
+		ps->cap = nc;
+	}
+	enum fl_status st = FL_OK;
+	size_t k = src_read(ps->src, ps->buf + ps->end, ps->cap - ps->end, &st);
+	if (st)
+		return fl_error(st, "'%s': %s (after %llu bytes of JSON)", ps->what, ps->src->g.msg,
+				(unsigned long long)(ps->base + ps->end));
+	if (k == 0)
+		ps->eof = 1;
+	ps->end += k;
+	ps->info.bytes_json += k;
+	memset(ps->buf + ps->end, 0, PAD);
+	return FL_OK;
+}
+
+static void describe_byte(const uint8_t *at, const uint8_t *end, char *out, size_t n)
+{
+	if (at >= end)
+		snprintf(out, n, "the end of the input");
+	else if (*at >= 0x20 && *at < 0x7f)
+		snprintf(out, n, "'%c'", *at);
+	else
+		snprintf(out, n, "byte 0x%02x", *at);
+}
+
+static enum fl_status run(struct parser *ps)
+{
+	enum fl_status st;
+	for (;;) {
+		int r = parse_units(ps);
+		if (r == P_OK)
+			return FL_OK;
+		if (r < 0)
+			return (enum fl_status)(-r);
+		const char *off_of = ps->info.gzip ? " of the decompressed stream" : "";
+		if (r == P_ERR) {
+			char got[32];
+			describe_byte(ps->err_at, ps->buf + ps->end, got, sizeof(got));
+			unsigned long long off = ps->base + (unsigned long long)(ps->err_at - ps->buf);
+			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT)
+				return fl_error(FL_EINPUT, "'%s': invalid JSON at byte %llu%s, in traceEvents[%llu]: expected %s, got %s",
+						ps->what, off, off_of, (unsigned long long)ps->info.n_events,
+						ps->err_expected, got);
+			return fl_error(FL_EINPUT, "'%s': invalid JSON at byte %llu%s, %s: expected %s, got %s", ps->what,
+					off, off_of, state_where(ps), ps->err_expected, got);
+		}
+		if (ps->eof) {
+			unsigned long long off = ps->base + ps->end;
+			if (ps->state == T_START && ps->base + ps->end == 0)
+				return fl_error(FL_EINPUT, "'%s': empty file, expected a trace (JSON)", ps->what);
+			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT)
+				return fl_error(FL_EINPUT,
+						"'%s': unexpected end of the input at byte %llu%s (truncated file?), in traceEvents[%llu]",
+						ps->what, off, off_of, (unsigned long long)ps->info.n_events);
+			return fl_error(FL_EINPUT, "'%s': unexpected end of the input at byte %llu%s (truncated file?), %s",
+					ps->what, off, off_of, state_where(ps));
+		}
+		if ((st = refill(ps)))
+			return st;
+	}
+}
+
+static enum fl_status stream_src(const char *what, struct src *s, const struct fl_trace_stream_opts *o,
+				 struct fl_trace_info *info)
+{
+	struct parser ps;
+	memset(&ps, 0, sizeof(ps));
+	ps.what = what;
+	ps.src = s;
+	ps.o = o;
+	ps.st = o->strings;
+	ps.chunk = o->chunk ? o->chunk : CHUNK_DEFAULT;
+	enum fl_status st = FL_OK;
+	if (!o->strings) {
+		st = fl_error(FL_EINTERNAL, "trace reader: no string table");
+		goto out;
+	}
+	if ((st = src_open(s, !o->no_thread, ps.chunk))) {
+		st = fl_error_prefix(st, "'%s': ", what);
+		goto out;
+	}
+	ps.info.gzip = s->gzip;
+	ps.cap = 4 * ps.chunk;
+	ps.buf = xrealloc(NULL, ps.cap + PAD);
+	memset(ps.buf, 0, PAD);
+	st = run(&ps);
+out:
+	src_close(s);
+	ps.info.bytes_in = s->raw.total;
+	if (info)
+		*info = ps.info;
+	free(ps.buf);
+	free(ps.s1.p);
+	free(ps.s2.p);
+	return st;
+}
+
+enum fl_status fl_trace_stream_file(const char *path, const struct fl_trace_stream_opts *o,
+				    struct fl_trace_info *info)
+{
+	struct src s;
+	memset(&s, 0, sizeof(s));
+	s.raw.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s.raw.fd < 0) {
+		if (info)
+			memset(info, 0, sizeof(*info));
+		return fl_error(FL_EINPUT, "cannot open '%s': %s", path, strerror(errno));
+	}
+#ifdef POSIX_FADV_SEQUENTIAL
+	posix_fadvise(s.raw.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+	enum fl_status st = stream_src(path, &s, o, info);
+	close(s.raw.fd);
+	return st;
+}
+
+enum fl_status fl_trace_stream_mem(const char *what, const void *buf, size_t len,
+				   const struct fl_trace_stream_opts *o, struct fl_trace_info *info)
+{
+	struct src s;
+	memset(&s, 0, sizeof(s));
+	s.raw.fd = -1;
+	s.raw.mem = buf;
+	s.raw.mem_len = len;
+	return stream_src(what, &s, o, info);
+}

@@ -1,0 +1,52 @@
+#include <string.h>
+
+#include "runtime/device.h"
+
+extern const struct fl_backend_ops fl_backend_cpu;
+extern const struct fl_backend_ops fl_backend_emu;
+extern const struct fl_backend_ops fl_backend_cuda;
+
+/* The backend registry. `cuda` is built only with the CUDA toolkit
+ * (FAULTLINE_CUDA); without a usable GPU its open fails with the reason. */
+const struct fl_backend_ops *const fl_backends[] = {
+	&fl_backend_cpu,
+	&fl_backend_emu,
+#ifdef FL_HAVE_CUDA
+	&fl_backend_cuda,
+#endif
+	NULL,
+};
+
+const struct fl_backend_ops *fl_backend_find(const char *name)
+{
+	for (size_t i = 0; fl_backends[i]; i++)
+		if (strcmp(fl_backends[i]->name, name) == 0)
+			return fl_backends[i];
+	return NULL;
+}
+
+void fl_dev_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream)
+{
+	if (be->ops->release)
+		be->ops->release(be, fn, ctx, stream);
+	else
+		fn(ctx);
+}
+
+void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream)
+{
+	if (be->ops->stream_wait)
+		be->ops->stream_wait(be, wait_stream, on_stream);
+}
+
+void fl_dev_stream_synchronize(struct fl_backend *be, int stream)
+{
+	if (be->ops->stream_synchronize)
+		be->ops->stream_synchronize(be, stream);
+}
+
+void fl_dev_synchronize(struct fl_backend *be)
+{
+	if (be->ops->synchronize)
+		be->ops->synchronize(be);
+}

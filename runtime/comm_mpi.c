@@ -1,0 +1,218 @@
+/* comm_mpi.c — ranks and collectives over MPI, without spinning waits. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_* */
+#include "runtime/comm.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int inited, rank, size = 1;
+static volatile unsigned long *board;
+static size_t board_bytes;
+
+/* Rank 0 creates a POSIX shared-memory segment named after its pid and tells the
+ * others; every rank maps it; rank 0 unlinks the name once all have mapped it. */
+static void board_open(void)
+{
+	long pid0 = (long)getpid();
+	if (fl_comm_bcast(&pid0, sizeof(pid0), 0))
+		return;
+	char name[64];
+	snprintf(name, sizeof(name), "/faultline-board-%ld", pid0);
+	board_bytes = (size_t)size * FL_BOARD_SLOTS * sizeof(unsigned long);
+	int fd = rank == 0 ? shm_open(name, O_CREAT | O_RDWR | O_EXCL, 0600) : -1;
+	if (rank == 0 && fd >= 0 && ftruncate(fd, (off_t)board_bytes) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	int ok0 = fd >= 0;
+	if (fl_comm_bcast(&ok0, sizeof(ok0), 0) || !ok0)
+		return;
+	if (rank != 0)
+		fd = shm_open(name, O_RDWR, 0600);
+	if (fd >= 0) {
+		void *p = mmap(NULL, board_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED)
+			board = p;
+	}
+	fl_comm_barrier();
+	if (rank == 0)
+		shm_unlink(name);
+}
+
+volatile unsigned long *fl_comm_board(void) { return board; }
+
+int fl_comm_launched(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+static enum fl_status mpi_err(int rc, const char *what)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	MPI_Error_string(rc, msg, &len);
+	return fl_error(FL_ERUNTIME, "rank %d: %s failed: %s", rank, what, msg);
+}
+
+enum fl_status fl_comm_init(void)
+{
+	if (inited || !fl_comm_launched())
+		return FL_OK;
+	int provided = 0;
+	int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Init_thread");
+	if (provided < MPI_THREAD_MULTIPLE) {
+		MPI_Finalize();
+		return fl_error(FL_ERUNTIME, "MPI does not provide MPI_THREAD_MULTIPLE (the comm stream runs on its own thread)");
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	inited = 1;
+	/* Pin each rank (and the threads it starts) to one core, round robin: every
+	 * rank then shares its core with the same number of threads, so ranks run
+	 * at the same pace and differ only by the faults injected into them. */
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1 &&
+	    !getenv("FL_NO_PIN")) {
+		int want = rank % CPU_COUNT(&allowed), seen = 0;
+		for (int c = 0; c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &allowed))
+				continue;
+			if (seen++ == want) {
+				cpu_set_t one;
+				CPU_ZERO(&one);
+				CPU_SET(c, &one);
+				sched_setaffinity(0, sizeof(one), &one);
+				break;
+			}
+		}
+	}
+	board_open();
+	return FL_OK;
+}
+
+int fl_comm_rank(void) { return rank; }
+int fl_comm_size(void) { return size; }
+
+/* Poll a request to completion, sleeping between tests instead of spinning. */
+static enum fl_status wait_req(MPI_Request *req, const char *what)
+{
+	long nap_ns = 5000; /* 5 µs, doubling to 100 µs: quick when peers are ready, cheap when not */
+	for (;;) {
+		int done = 0;
+		int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS)
+			return mpi_err(rc, what);
+		if (done)
+			return FL_OK;
+		struct timespec nap = {0, nap_ns};
+		nanosleep(&nap, NULL);
+		if (nap_ns < 100000)
+			nap_ns *= 2;
+	}
+}
+
+enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
+{
+	if (!inited || size == 1)
+		return FL_OK;
+	MPI_Request req;
+	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Iallreduce");
+	return wait_req(&req, "MPI_Iallreduce");
+}
+
+enum fl_status fl_comm_barrier(void)
+{
+	if (!inited)
+		return FL_OK;
+	MPI_Request req;
+	int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Ibarrier");
+	return wait_req(&req, "MPI_Ibarrier");
+}
+
+enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root)
+{
+	if (!inited)
+		return FL_OK;
+	MPI_Request req;
+	int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Ibcast");
+	return wait_req(&req, "MPI_Ibcast");
+}
+
+enum fl_status fl_comm_gather_strings(const char *mine, char ***all)
+{
+	*all = NULL;
+	int len = (int)strlen(mine) + 1;
+	if (!inited) {
+		*all = malloc(sizeof(char *));
+		if (!*all)
+			return fl_error(FL_ERUNTIME, "out of memory");
+		(*all)[0] = strdup(mine);
+		return FL_OK;
+	}
+	int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
+	MPI_Request req;
+	int rc = MPI_Igather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+	enum fl_status st = rc == MPI_SUCCESS ? wait_req(&req, "MPI_Igather") : mpi_err(rc, "MPI_Igather");
+	if (st) {
+		free(lens);
+		return st;
+	}
+	int *displs = NULL;
+	char *buf = NULL;
+	if (rank == 0) {
+		displs = calloc((size_t)size, sizeof(int));
+		int total = 0;
+		for (int i = 0; i < size; i++) {
+			displs[i] = total;
+			total += lens[i];
+		}
+		buf = malloc((size_t)total);
+	}
+	rc = MPI_Igatherv(mine, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD, &req);
+	st = rc == MPI_SUCCESS ? wait_req(&req, "MPI_Igatherv") : mpi_err(rc, "MPI_Igatherv");
+	if (!st && rank == 0) {
+		*all = calloc((size_t)size, sizeof(char *));
+		for (int i = 0; i < size; i++)
+			(*all)[i] = strdup(buf + displs[i]);
+	}
+	free(lens);
+	free(displs);
+	free(buf);
+	return st;
+}
+
+void fl_comm_abort(int code)
+{
+	if (inited)
+		MPI_Abort(MPI_COMM_WORLD, code);
+	_Exit(code);
+}
+
+void fl_comm_finalize(void)
+{
+	if (board) {
+		munmap((void *)board, board_bytes);
+		board = NULL;
+	}
+	if (inited) {
+		MPI_Finalize();
+		inited = 0;
+	}
+}

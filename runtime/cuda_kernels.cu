@@ -1,0 +1,147 @@
+// cuda_kernels.cu — the workload's elementwise, reduction and scalar kernels on
+// the GPU, with the same names and math as their CPU versions (tensor.c,
+// train.c). See cuda_kernels.h.
+#include "runtime/cuda_kernels.h"
+
+#define GRID_STRIDE(i, n) \
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (long long)gridDim.x * blockDim.x)
+
+extern "C" {
+
+// relu: out = max(a, scalar)
+__global__ void clamp_min_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	GRID_STRIDE(i, n) out[i] = a[i] > s ? a[i] : s;
+}
+
+__global__ void pow_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	(void)s;
+	GRID_STRIDE(i, n) out[i] = a[i] * a[i];
+}
+
+// out[0] = sum(a), accumulated in double by one block (deterministic)
+__global__ void reduce_sum_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	(void)s;
+	__shared__ double part[FL_CUDA_REDUCE_THREADS];
+	double acc = 0;
+	for (long long i = threadIdx.x; i < n; i += blockDim.x)
+		acc += a[i];
+	part[threadIdx.x] = acc;
+	__syncthreads();
+	for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
+		if (threadIdx.x < w)
+			part[threadIdx.x] += part[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		out[0] = (float)part[0];
+}
+
+__global__ void div_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)a;
+	(void)b;
+	(void)n;
+	out[0] /= s;
+}
+
+__global__ void add_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)s;
+	const float v = b[0];
+	GRID_STRIDE(i, n) out[i] = a[i] + v;
+}
+
+__global__ void mul_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)s;
+	const float v = b[0];
+	GRID_STRIDE(i, n) out[i] = a[i] * v;
+}
+
+__global__ void sub_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)s;
+	const float v = b[0];
+	GRID_STRIDE(i, n) out[i] = a[i] - v;
+}
+
+// the scalar of a type promotion lands in a 1x1 device tensor
+__global__ void copy_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)a;
+	(void)b;
+	(void)n;
+	out[0] = s;
+}
+
+__global__ void mse_backward_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	GRID_STRIDE(i, n) out[i] = a[i] * s;
+}
+
+// out = a where b > 0, else 0
+__global__ void threshold_backward_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)s;
+	GRID_STRIDE(i, n) out[i] = b[i] > 0.0f ? a[i] : 0.0f;
+}
+
+// out -= scalar * a
+__global__ void sgd_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	GRID_STRIDE(i, n) out[i] -= s * a[i];
+}
+
+static __device__ __forceinline__ unsigned long long global_ns(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__global__ void fl_clock_stamp(unsigned long long *stamp)
+{
+	*stamp = global_ns();
+}
+
+__global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, struct fl_clock_counters *c)
+{
+	unsigned long long start = global_ns(), real = start - *stamp;
+	unsigned long long until = start + (unsigned long long)((double)real * (double)(factor - 1.0f));
+	unsigned long long now = start;
+	while (now < until)
+		now = global_ns();
+	// host-mapped: the host reads these without synchronising
+	volatile struct fl_clock_counters *vc = c;
+	vc->kernel_ns += real;
+	vc->extra_ns += now - start;
+	__threadfence_system();
+}
+
+const struct fl_cuda_kernel fl_cuda_kernels[] = {
+	{"clamp_min_kernel", (const void *)clamp_min_kernel, FL_CUDA_ELEMENTWISE},
+	{"pow_kernel", (const void *)pow_kernel, FL_CUDA_ELEMENTWISE},
+	{"reduce_sum_kernel", (const void *)reduce_sum_kernel, FL_CUDA_REDUCE},
+	{"div_kernel", (const void *)div_kernel, FL_CUDA_SCALAR},
+	{"add_kernel", (const void *)add_kernel, FL_CUDA_ELEMENTWISE},
+	{"mul_kernel", (const void *)mul_kernel, FL_CUDA_ELEMENTWISE},
+	{"sub_kernel", (const void *)sub_kernel, FL_CUDA_ELEMENTWISE},
+	{"copy_kernel", (const void *)copy_kernel, FL_CUDA_SCALAR},
+	{"mse_backward_kernel", (const void *)mse_backward_kernel, FL_CUDA_ELEMENTWISE},
+	{"threshold_backward_kernel", (const void *)threshold_backward_kernel, FL_CUDA_ELEMENTWISE},
+	{"sgd_kernel", (const void *)sgd_kernel, FL_CUDA_ELEMENTWISE},
+	{nullptr, nullptr, FL_CUDA_ELEMENTWISE},
+};
+
+const void *const fl_cuda_clock_stamp = (const void *)fl_clock_stamp;
+const void *const fl_cuda_clock_stretch = (const void *)fl_clock_stretch;
+
+} // extern "C"

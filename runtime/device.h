@@ -1,0 +1,109 @@
+/* device.h — the device interface the workload and the faults are written against.
+ *
+ * A backend runs kernels, copies, memsets, stream events, syncs and collectives.
+ * `cpu` runs each kernel inline on the calling thread (a CPU-only capture);
+ * `emu` queues them on per-stream FIFO queues served by worker threads that
+ * really execute them (an emulated asynchronous device); `cuda` runs them on a
+ * GPU (runtime/backend_cuda.c). Backends are listed in one table
+ * (runtime/backends.c). Optional hooks may be NULL; the fl_dev_* helpers
+ * below handle that.
+ *
+ * Memory: device buffers are host memory on cpu and emu (alloc is NULL); on
+ * cuda they are device memory from the backend's alloc. A copy really moves
+ * the bytes. On asynchronous backends a buffer may be released only in stream
+ * order (fl_dev_release), after the work already queued has used it.
+ */
+#ifndef FL_DEVICE_H
+#define FL_DEVICE_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+
+/* Stream ids as the trace shows them (PyTorch's default stream is 7). */
+#define FL_STREAM_COMPUTE 7
+#define FL_STREAM_COMM 13
+
+struct fl_kernel_args {
+	float *out;
+	const float *a, *b;
+	int m, n, k;     /* shapes: out is m×n; a is m×k; b is k×n */
+	float scalar;
+	double *result;  /* reductions write here; normal_ keeps its RNG state here */
+};
+
+struct fl_kernel {
+	const char *name;
+	void (*run)(const struct fl_kernel_args *args);
+};
+
+enum fl_copy_kind { FL_COPY_H2D, FL_COPY_D2H, FL_COPY_D2D };
+
+/* What a backend is opened with. */
+struct fl_backend_config {
+	int rank, world_size;
+	int device;             /* device ordinal (0 on emu) */
+};
+
+struct fl_device_stats {
+	double kernel_ms;       /* real execution time of compute kernels */
+	double stretched_ms;    /* extra time added by a clock factor */
+	unsigned long kernels, copies, syncs, collectives;
+};
+
+struct fl_backend;
+
+struct fl_backend_ops {
+	const char *name;
+	const char *summary;
+	int asynchronous; /* launch returns before the kernel has run */
+	/* called once before the first step; may refuse (no device, no driver) */
+	enum fl_status (*open)(struct fl_backend *be, const struct fl_backend_config *cfg);
+	/* called to run one kernel on a stream */
+	void (*launch)(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream);
+	/* called to copy bytes (asynchronously on async backends) */
+	void (*copy)(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind, int stream);
+	/* called to make `wait_stream` wait for all work queued so far on `on_stream` */
+	void (*stream_wait)(struct fl_backend *be, int wait_stream, int on_stream);
+	/* called when the host needs a stream's queued work finished */
+	void (*stream_synchronize)(struct fl_backend *be, int stream);
+	/* called when the host needs every queued kernel finished */
+	void (*synchronize)(struct fl_backend *be);
+	/* called to sum a float buffer across ranks on `stream` (NULL: single rank only) */
+	void (*allreduce)(struct fl_backend *be, float *buf, size_t n, int stream);
+	/* called to free memory after the work queued on `stream` (NULL: free now) */
+	void (*release)(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream);
+	/* called to slow every compute kernel by `factor` (a clock-throttled device) */
+	enum fl_status (*set_clock_factor)(struct fl_backend *be, double factor);
+	/* called to read (and reset) the execution statistics */
+	void (*stats)(struct fl_backend *be, struct fl_device_stats *out, int reset);
+	/* called to allocate device memory (NULL: device buffers are host memory) */
+	void *(*alloc)(struct fl_backend *be, size_t bytes);
+	/* called to give back what alloc returned; work queued on the compute
+	 * stream may still use it (the memory is reused in that stream's order) */
+	void (*free)(struct fl_backend *be, void *ptr, size_t bytes);
+	/* called to set device memory to zero bytes on a stream (NULL: host memset) */
+	void (*zero)(struct fl_backend *be, void *ptr, size_t bytes, int stream);
+	/* the deviceProperties array of the trace (JSON text) */
+	const char *(*device_properties)(struct fl_backend *be);
+	/* called once after the last step */
+	void (*close)(struct fl_backend *be);
+};
+
+struct fl_backend {
+	const struct fl_backend_ops *ops;
+	void *state;
+	struct fl_backend_config cfg;
+};
+
+/* NULL-terminated table of the backends built into this binary. */
+extern const struct fl_backend_ops *const fl_backends[];
+const struct fl_backend_ops *fl_backend_find(const char *name);
+
+/* Helpers that tolerate NULL hooks. */
+void fl_dev_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream);
+void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
+void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
+void fl_dev_synchronize(struct fl_backend *be);
+
+#endif

@@ -1,0 +1,386 @@
+#include "runtime/tensor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "capture/tracer.h"
+
+/* Below a page, even a runtime without a caching allocator gets memory from malloc. */
+#define FL_SYSTEM_MIN_BYTES 4096
+
+static const char *const op_names[FL_OP_COUNT] = {
+	[FL_OP_RANDN] = "fl::randn", [FL_OP_EMPTY] = "fl::empty", [FL_OP_NORMAL] = "fl::normal_",
+	[FL_OP_MATMUL] = "fl::matmul", [FL_OP_MM] = "fl::mm", [FL_OP_RELU] = "fl::relu",
+	[FL_OP_CLAMP_MIN] = "fl::clamp_min", [FL_OP_SQUARE] = "fl::square", [FL_OP_POW] = "fl::pow",
+	[FL_OP_MEAN] = "fl::mean", [FL_OP_SUM] = "fl::sum", [FL_OP_DIV] = "fl::div_",
+	[FL_OP_ITEM] = "fl::item", [FL_OP_LOCAL_SCALAR] = "fl::_local_scalar_dense",
+	[FL_OP_ADD] = "fl::add", [FL_OP_MUL] = "fl::mul", [FL_OP_SUB] = "fl::sub", [FL_OP_TO] = "fl::to",
+	[FL_OP_TO_COPY] = "fl::_to_copy", [FL_OP_EMPTY_STRIDED] = "fl::empty_strided",
+	[FL_OP_COPY] = "fl::copy_",
+};
+
+const char *fl_alloc_policy_name(enum fl_alloc_policy p)
+{
+	return p == FL_ALLOC_SYSTEM ? "system" : "heap";
+}
+
+static void oom(void)
+{
+	fputs("faultline: out of memory in the workload\n", stderr);
+	abort();
+}
+
+/* xoshiro256** */
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rng_next(uint64_t s[4])
+{
+	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45);
+	return r;
+}
+
+void fl_rt_init(struct fl_rt *rt, struct fl_backend *be, enum fl_alloc_policy alloc, uint64_t seed)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->be = be;
+	rt->alloc = alloc;
+	uint64_t z = seed;
+	for (int i = 0; i < 4; i++) { /* splitmix64 */
+		z += 0x9E3779B97F4A7C15ull;
+		uint64_t x = z;
+		x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+		x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+		rt->rng[i] = x ^ (x >> 31);
+	}
+	for (int i = 0; i < FL_OP_COUNT; i++)
+		rt->op_name[i] = fl_tracer_intern(op_names[i]);
+}
+
+/* Host memory, by the allocation policy. */
+static struct fl_tensor *tensor_new_host(struct fl_rt *rt, int rows, int cols)
+{
+	struct fl_tensor *t = malloc(sizeof(*t));
+	if (!t)
+		oom();
+	t->rows = rows;
+	t->cols = cols;
+	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+	t->dev = NULL;
+	if (rt->alloc == FL_ALLOC_SYSTEM && t->bytes >= FL_SYSTEM_MIN_BYTES) {
+		void *p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			oom();
+		t->data = p;
+		t->mapped = 1;
+	} else {
+		t->mapped = 0;
+		t->data = malloc(t->bytes);
+		if (!t->data)
+			oom();
+	}
+	return t;
+}
+
+/* Device memory: the backend's when it has any, else host memory. */
+static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
+{
+	struct fl_backend *be = rt->be;
+	if (!be || !be->ops->alloc)
+		return tensor_new_host(rt, rows, cols);
+	struct fl_tensor *t = malloc(sizeof(*t));
+	if (!t)
+		oom();
+	t->rows = rows;
+	t->cols = cols;
+	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+	t->mapped = 0;
+	t->dev = be;
+	t->data = be->ops->alloc(be, t->bytes);
+	if (!t->data)
+		oom();
+	return t;
+}
+
+static void tensor_release_now(void *ctx)
+{
+	struct fl_tensor *t = ctx;
+	if (t->dev)
+		t->dev->ops->free(t->dev, t->data, t->bytes);
+	else if (t->mapped)
+		munmap(t->data, t->bytes);
+	else
+		free(t->data);
+	free(t);
+}
+
+void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t)
+{
+	if (!t)
+		return;
+	if (rt->be && rt->be->ops->asynchronous) /* queued work may still read it: free in stream order */
+		fl_dev_release(rt->be, tensor_release_now, t, FL_STREAM_COMPUTE);
+	else
+		tensor_release_now(t);
+}
+
+#define OP_BEGIN(rt, id) fl_span_begin((rt)->op_name[id], FL_EV_CPU_OP)
+
+/* ---- kernels ---- */
+
+static void k_normal(const struct fl_kernel_args *a)
+{
+	uint64_t *s = (uint64_t *)(void *)a->result; /* rng state travels in result */
+	size_t n = (size_t)a->m * (size_t)a->n;
+	for (size_t i = 0; i < n; i += 2) { /* Box-Muller */
+		double u1 = ((double)(rng_next(s) >> 11) + 1.0) * 0x1.0p-53;
+		double u2 = (double)(rng_next(s) >> 11) * 0x1.0p-53;
+		double r = sqrt(-2.0 * log(u1)) * a->scalar;
+		a->out[i] = (float)(r * cos(2 * M_PI * u2));
+		if (i + 1 < n)
+			a->out[i + 1] = (float)(r * sin(2 * M_PI * u2));
+	}
+}
+
+static void k_mm(const struct fl_kernel_args *a)
+{
+	const int M = a->m, N = a->n, K = a->k;
+	for (int i = 0; i < M; i++) {
+		float *restrict c = a->out + (size_t)i * N;
+		memset(c, 0, (size_t)N * sizeof(float));
+		for (int k = 0; k < K; k++) {
+			const float av = a->a[(size_t)i * K + k];
+			const float *restrict b = a->b + (size_t)k * N;
+			for (int j = 0; j < N; j++)
+				c[j] += av * b[j];
+		}
+	}
+}
+
+static void k_clamp_min(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = a->a[i] > a->scalar ? a->a[i] : a->scalar;
+}
+
+static void k_pow2(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = a->a[i] * a->a[i];
+}
+
+static void k_sum(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += a->a[i];
+	a->out[0] = (float)s;
+}
+
+static void k_div(const struct fl_kernel_args *a) { a->out[0] /= a->scalar; }
+static void k_add(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	const float s = a->b[0];
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = a->a[i] + s;
+}
+static void k_mul(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	const float s = a->b[0];
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = a->a[i] * s;
+}
+static void k_sub(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	const float s = a->b[0];
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = a->a[i] - s;
+}
+static void k_copy_scalar(const struct fl_kernel_args *a) { a->out[0] = a->scalar; }
+
+static const struct fl_kernel K_MM = {"gemm_kernel", k_mm};
+static const struct fl_kernel K_CLAMP = {"clamp_min_kernel", k_clamp_min};
+static const struct fl_kernel K_POW2 = {"pow_kernel", k_pow2};
+static const struct fl_kernel K_SUM = {"reduce_sum_kernel", k_sum};
+static const struct fl_kernel K_DIV = {"div_kernel", k_div};
+static const struct fl_kernel K_ADD = {"add_kernel", k_add};
+static const struct fl_kernel K_MUL = {"mul_kernel", k_mul};
+static const struct fl_kernel K_SUB = {"sub_kernel", k_sub};
+static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
+
+static void launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
+{
+	rt->be->ops->launch(rt->be, k, a, FL_STREAM_COMPUTE);
+}
+
+void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
+{
+	launch(rt, k, a);
+}
+
+struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols)
+{
+	return tensor_new(rt, rows, cols);
+}
+
+/* ---- ops ---- */
+
+void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t)
+{
+	if (t->dev && rt->be->ops->zero)
+		rt->be->ops->zero(rt->be, t->data, t->bytes, FL_STREAM_COMPUTE);
+	else
+		memset(t->data, 0, t->bytes);
+}
+
+struct fl_tensor *fl_rt_param(struct fl_rt *rt, int rows, int cols, float scale)
+{
+	struct fl_tensor *h = tensor_new_host(rt, rows, cols);
+	struct fl_kernel_args a = {.out = h->data, .m = rows, .n = cols, .scalar = scale,
+				   .result = (double *)(void *)rt->rng};
+	k_normal(&a);
+	if (!rt->be || !rt->be->ops->alloc)
+		return h;
+	/* weights live on the device: initialised on the host, then copied once */
+	struct fl_tensor *t = tensor_new(rt, rows, cols);
+	rt->be->ops->copy(rt->be, t->data, h->data, h->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+	fl_dev_stream_synchronize(rt->be, FL_STREAM_COMPUTE);
+	tensor_release_now(h);
+	return t;
+}
+
+struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
+{
+	/* the data loader makes the batch on the host */
+	uint32_t op = OP_BEGIN(rt, FL_OP_RANDN);
+	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
+	struct fl_tensor *t = tensor_new_host(rt, rows, cols);
+	fl_span_end(e);
+	uint32_t nrm = OP_BEGIN(rt, FL_OP_NORMAL);
+	struct fl_kernel_args a = {.out = t->data, .m = rows, .n = cols, .scalar = 1.0f,
+				   .result = (double *)(void *)rt->rng};
+	k_normal(&a);
+	fl_span_end(nrm);
+	fl_span_end(op);
+	if (!rt->be->ops->asynchronous)
+		return t;
+	/* x.to(device): a pageable host-to-device copy */
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	struct fl_tensor *d = tensor_new(rt, rows, cols);
+	fl_span_end(es);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	rt->be->ops->copy(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+	fl_span_end(cp);
+	fl_span_end(tc);
+	fl_span_end(to);
+	fl_tensor_free(rt, t);
+	return d;
+}
+
+struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *x, const struct fl_tensor *w)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_MATMUL);
+	uint32_t mm = OP_BEGIN(rt, FL_OP_MM);
+	struct fl_tensor *t = tensor_new(rt, x->rows, w->cols);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .b = w->data, .m = x->rows, .n = w->cols, .k = x->cols};
+	launch(rt, &K_MM, &a);
+	fl_span_end(mm);
+	fl_span_end(op);
+	return t;
+}
+
+struct fl_tensor *fl_rt_relu(struct fl_rt *rt, const struct fl_tensor *x)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_RELU);
+	uint32_t c = OP_BEGIN(rt, FL_OP_CLAMP_MIN);
+	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols, .scalar = 0.0f};
+	launch(rt, &K_CLAMP, &a);
+	fl_span_end(c);
+	fl_span_end(op);
+	return t;
+}
+
+struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_SQUARE);
+	uint32_t p = OP_BEGIN(rt, FL_OP_POW);
+	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
+	launch(rt, &K_POW2, &a);
+	fl_span_end(p);
+	fl_span_end(op);
+	return t;
+}
+
+struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_MEAN);
+	uint32_t s = OP_BEGIN(rt, FL_OP_SUM);
+	struct fl_tensor *t = tensor_new(rt, 1, 1);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
+	launch(rt, &K_SUM, &a);
+	fl_span_end(s);
+	uint32_t d = OP_BEGIN(rt, FL_OP_DIV);
+	struct fl_kernel_args b = {.out = t->data, .scalar = (float)((double)x->rows * x->cols)};
+	launch(rt, &K_DIV, &b);
+	fl_span_end(d);
+	fl_span_end(op);
+	return t;
+}
+
+struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum fl_scalar_op kind, double s)
+{
+	static const enum fl_rt_op ids[] = {FL_OP_ADD, FL_OP_MUL, FL_OP_SUB};
+	static const struct fl_kernel *const ks[] = {&K_ADD, &K_MUL, &K_SUB};
+	uint32_t op = OP_BEGIN(rt, ids[kind]);
+	/* type promotion: the double scalar becomes a float32 tensor */
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	struct fl_tensor *st = tensor_new(rt, 1, 1);
+	fl_span_end(es);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	struct fl_kernel_args ca = {.out = st->data, .scalar = (float)s};
+	launch(rt, &K_COPY, &ca);
+	fl_span_end(cp);
+	fl_span_end(tc);
+	fl_span_end(to);
+	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .b = st->data, .m = x->rows, .n = x->cols};
+	launch(rt, ks[kind], &a);
+	fl_span_end(op);
+	fl_tensor_free(rt, st);
+	return t;
+}
+
+double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_ITEM);
+	uint32_t l = OP_BEGIN(rt, FL_OP_LOCAL_SCALAR);
+	double v;
+	if (rt->be->ops->asynchronous) {
+		/* the host reads a device value: copy back, then wait for the stream */
+		float host = 0;
+		rt->be->ops->copy(rt->be, &host, t->data, sizeof(float), FL_COPY_D2H, FL_STREAM_COMPUTE);
+		fl_dev_stream_synchronize(rt->be, FL_STREAM_COMPUTE);
+		v = host;
+	} else {
+		v = t->data[0];
+	}
+	fl_span_end(l);
+	fl_span_end(op);
+	return v;
+}
+
+uint32_t fl_rt_op_name(const char *name) { return fl_tracer_intern(name); }

@@ -1,0 +1,84 @@
+/* tensor.h — the workload's small eager tensor runtime ("real math").
+ *
+ * Each call is one eager op, recorded as a cpu_op span with the sub-ops it
+ * really runs nested inside (randn → empty + normal_; add → to → _to_copy →
+ * empty_strided + copy_ ...), mirroring the anatomy of an eager framework op.
+ * Kernels run through the device backend. Op names carry the `fl::` namespace:
+ * they are faultline's ops, not PyTorch's.
+ *
+ * Allocation policy (a workload setting the truth records):
+ *  - FL_ALLOC_SYSTEM: every tensor of a page or more gets fresh pages from the
+ *    OS (mmap) and gives them back on free (munmap), like an eager runtime
+ *    without a caching allocator; page faults and syscalls are part of each
+ *    op's real overhead. Smaller tensors (scalars) come from malloc.
+ *  - FL_ALLOC_HEAP: malloc/free (glibc reuses the memory).
+ * On a backend with device memory (cuda: an alloc hook) device tensors come
+ * from the backend, whatever the policy (its caching allocator: cudaMalloc and
+ * cudaFree would synchronise the device); the policy then governs host
+ * tensors (the data loader's batch). Weights are initialised on the host and
+ * copied. Tensors are row-major float32 matrices. Out-of-memory aborts (the
+ * workload's sizes are fixed and small).
+ */
+#ifndef FL_TENSOR_H
+#define FL_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/device.h"
+
+enum fl_alloc_policy { FL_ALLOC_SYSTEM = 0, FL_ALLOC_HEAP };
+
+struct fl_tensor {
+	int rows, cols;
+	float *data;
+	size_t bytes;
+	int mapped;     /* storage came from mmap (FL_ALLOC_SYSTEM) */
+	struct fl_backend *dev; /* storage is device memory from this backend's alloc (NULL: host) */
+};
+
+enum fl_rt_op {
+	FL_OP_RANDN, FL_OP_EMPTY, FL_OP_NORMAL, FL_OP_MATMUL, FL_OP_MM, FL_OP_RELU, FL_OP_CLAMP_MIN,
+	FL_OP_SQUARE, FL_OP_POW, FL_OP_MEAN, FL_OP_SUM, FL_OP_DIV, FL_OP_ITEM, FL_OP_LOCAL_SCALAR,
+	FL_OP_ADD, FL_OP_MUL, FL_OP_SUB, FL_OP_TO, FL_OP_TO_COPY, FL_OP_EMPTY_STRIDED, FL_OP_COPY,
+	FL_OP_COUNT
+};
+
+enum fl_scalar_op { FL_SCALAR_ADD, FL_SCALAR_MUL, FL_SCALAR_SUB };
+
+struct fl_rt {
+	struct fl_backend *be;
+	enum fl_alloc_policy alloc;
+	uint64_t rng[4];
+	uint32_t op_name[FL_OP_COUNT]; /* interned trace names */
+};
+
+/* Intern the op names (call before the recorded window). */
+void fl_rt_init(struct fl_rt *rt, struct fl_backend *be, enum fl_alloc_policy alloc, uint64_t seed);
+const char *fl_alloc_policy_name(enum fl_alloc_policy p);
+
+/* A tensor filled from N(0, scale²) without recording anything (weights). */
+struct fl_tensor *fl_rt_param(struct fl_rt *rt, int rows, int cols, float scale);
+void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t);
+
+struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols);
+struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *a, const struct fl_tensor *b);
+struct fl_tensor *fl_rt_relu(struct fl_rt *rt, const struct fl_tensor *x);
+struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x);
+struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x); /* 1×1 */
+/* x (op) s with the scalar wrapped into a tensor first, as eager frameworks do. */
+struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum fl_scalar_op op, double s);
+/* Host read of a 1×1 tensor (on an asynchronous device: a device-to-host copy
+ * and a stream synchronize, as .item() does). */
+double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t);
+
+/* Building blocks for ops defined elsewhere (the training workload): an
+ * uninitialised tensor (no op recorded) and a kernel launch on the compute stream. */
+struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols);
+void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a);
+/* Set every element to zero (no op recorded; on the device: a memset on the compute stream). */
+void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t);
+/* Intern an op name for fl_span_begin (before the window). */
+uint32_t fl_rt_op_name(const char *name);
+
+#endif
