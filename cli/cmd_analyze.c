@@ -1,13 +1,14 @@
-#include <errno.h>
+/* cmd_analyze.c — faultline analyze: the metrics of traces (host, or HTA's
+ * device analyses with --device), comparisons and HTA's trace diff. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/strbuf.h"
 #include "grader/analysis/analyze.h"
 #include "grader/analysis/device_metrics.h"
 #include "grader/analysis/device_report.h"
-#include "cli/grader_commands.h"
 
 const char fl_analyze_usage[] =
 	"usage: faultline analyze TRACE... [--json] [--top N]\n"
@@ -40,6 +41,14 @@ const char fl_analyze_usage[] =
 	"  --top N    keep the N largest gaps / changes (default 5)\n"
 	"\n"
 	"Exit: 0 ok; 2 usage or a trace cannot be read.\n";
+
+const struct fl_opt fl_analyze_opts[] = {
+	{.name = "--json"},
+	{.name = "--device"},
+	{.name = "--diff"},
+	{.name = "--top", .kind = FL_OPT_INT, .min = 1, .max = 1000},
+	{NULL},
+};
 
 static void add_json(const cJSON *j, struct strbuf *out)
 {
@@ -94,47 +103,18 @@ out:
 
 enum fl_status fl_cmd_analyze(int argc, char **argv)
 {
-	struct fl_analyze_opts o = {0};
-	int device = 0, diff = 0;
-	const char **paths = calloc((size_t)argc, sizeof(char *));
-	size_t n = 0;
-	enum fl_status st = FL_OK;
+	struct fl_args a;
+	enum fl_status st = fl_command_args("analyze", argc, argv, &a);
 	struct strbuf out = STRBUF_INIT;
-	if (!paths)
-		abort();
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(fl_analyze_usage, stdout);
-			goto out;
-		} else if (!strcmp(a, "--json")) {
-			o.json = 1;
-		} else if (!strcmp(a, "--device")) {
-			device = 1;
-		} else if (!strcmp(a, "--diff")) {
-			diff = 1;
-		} else if (!strcmp(a, "--top")) {
-			const char *v = i + 1 < argc ? argv[++i] : NULL;
-			char *end;
-			errno = 0;
-			long x = v ? strtol(v, &end, 10) : 0;
-			if (!v || errno || *end || end == v || x < 1 || x > 1000) {
-				st = fl_error(FL_EINPUT, "analyze: option '--top' expects an integer in [1, 1000], got '%s'",
-					      v ? v : "");
-				goto out;
-			}
-			o.top_gaps = (size_t)x;
-		} else if (a[0] == '-' && a[1]) {
-			st = fl_error(FL_EINPUT, "analyze: unknown option '%s' (see 'faultline analyze --help')", a);
-			goto out;
-		} else {
-			paths[n++] = a;
-		}
-	}
-	if (!n) {
-		st = fl_error(FL_EINPUT, "analyze: expected one or more trace files (see 'faultline analyze --help')");
+	if (st || a.help)
 		goto out;
-	}
+	struct fl_analyze_opts o = {0};
+	const struct fl_optval *top = fl_args_get(&a, "--top");
+	o.json = fl_args_has(&a, "--json");
+	o.top_gaps = top ? (size_t)top->l : 0;
+	int device = fl_args_has(&a, "--device"), diff = fl_args_has(&a, "--diff");
+	const char **paths = a.args;
+	size_t n = a.nargs;
 	if (device && diff) {
 		st = fl_error(FL_EINPUT, "analyze: --device and --diff do not go together");
 		goto out;
@@ -150,6 +130,6 @@ enum fl_status fl_cmd_analyze(int argc, char **argv)
 	fwrite(out.buf, 1, out.len, stdout);
 out:
 	strbuf_release(&out);
-	free(paths);
+	fl_args_release(&a);
 	return st;
 }

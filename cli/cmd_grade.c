@@ -1,13 +1,14 @@
-#include <errno.h>
-#include <math.h>
+/* cmd_grade.c — faultline grade: a learner's answer against the truth with a
+ * rubric, reported in the format a platform reads; a usage error still leaves
+ * a report where --out says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/outfile.h"
 #include "common/strbuf.h"
 #include "grader/grading/grade.h"
-#include "cli/grader_commands.h"
 #include "grader/grading/report.h"
 
 const char fl_grade_usage[] =
@@ -37,6 +38,23 @@ const char fl_grade_usage[] =
 	"3 the answer could not be parsed (reported as not gradable); 4 truth or rubric\n"
 	"error (the message names the file and the key).\n";
 
+/* every value must be non-empty ("--truth=" is a missing truth) */
+#define VALUE(n) {.name = n, .kind = FL_OPT_TEXT, .expects = "a value", .flags = FL_OPT_NONEMPTY}
+const struct fl_opt fl_grade_opts[] = {
+	VALUE("--truth"),
+	VALUE("--answer"),
+	VALUE("--rubric"),
+	VALUE("--format"),
+	VALUE("--out"),
+	{.name = "--fail-under", .kind = FL_OPT_NUMBER, .expects = "a fraction", .min = 0, .max = 1,
+	 .flags = FL_OPT_NONEMPTY},
+	VALUE("--scenarios"),
+	{.name = "--reveal"},
+	{.name = "--exit-zero"},
+	{NULL},
+};
+#undef VALUE
+
 struct grade_args {
 	struct fl_grade_opts o;
 	const char *format, *out;
@@ -44,73 +62,21 @@ struct grade_args {
 	int have_fail_under, exit_zero;
 };
 
-/* "--opt value" or "--opt=value"; *i advances past a separate value. */
-static int take(int argc, char **argv, int *i, const char *opt, const char **val)
+/* The options read well (even after a usage error), then the checks of the
+ * whole: a known format, --truth and --answer given. */
+static enum fl_status check_args(enum fl_status st, const struct fl_args *a, struct grade_args *g)
 {
-	const char *a = argv[*i];
-	size_t l = strlen(opt);
-	if (strncmp(a, opt, l) != 0)
-		return 0;
-	if (a[l] == '=') {
-		*val = a + l + 1;
-		return 1;
-	}
-	if (a[l])
-		return 0;
-	*val = *i + 1 < argc ? argv[++*i] : NULL;
-	return 1;
-}
-
-static enum fl_status parse_args(int argc, char **argv, struct grade_args *g, int *help)
-{
-	static const char *const valued[] = {"--truth", "--answer", "--rubric", "--format", "--out", "--fail-under",
-					     "--scenarios"};
-	enum fl_status st = FL_OK;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		int k = -1;
-		for (int j = 0; j < (int)(sizeof(valued) / sizeof(valued[0])) && k < 0; j++)
-			if (take(argc, argv, &i, valued[j], &v))
-				k = j;
-		if (k >= 0) {
-			if (!v || !*v) {
-				if (!st)
-					st = fl_error(FL_EINPUT, "grade: option '%s' expects a value", valued[k]);
-				continue;
-			}
-			switch (k) {
-			case 0: g->o.truth_path = v; break;
-			case 1: g->o.answer_path = v; break;
-			case 2: g->o.rubric_path = v; break;
-			case 3: g->format = v; break;
-			case 4: g->out = v; break;
-			case 5: {
-				char *end;
-				errno = 0;
-				double x = strtod(v, &end);
-				if (errno || *end || end == v || !(x >= 0 && x <= 1)) {
-					if (!st)
-						st = fl_error(FL_EINPUT, "grade: option '--fail-under' expects a fraction in "
-							      "[0, 1], got '%s'", v);
-				} else {
-					g->fail_under = x;
-					g->have_fail_under = 1;
-				}
-				break;
-			}
-			case 6: g->o.scenarios_dir = v; break;
-			}
-		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			*help = 1;
-		} else if (!strcmp(a, "--reveal")) {
-			g->o.reveal = 1;
-		} else if (!strcmp(a, "--exit-zero")) {
-			g->exit_zero = 1;
-		} else if (!st) {
-			st = a[0] == '-' ? fl_error(FL_EINPUT, "grade: unknown option '%s' (see 'faultline grade --help')", a)
-					 : fl_error(FL_EINPUT, "grade: unexpected argument '%s' (see 'faultline grade --help')", a);
-		}
-	}
+	const struct fl_optval *fu = fl_args_get(a, "--fail-under");
+	g->o.truth_path = fl_args_text(a, "--truth", NULL);
+	g->o.answer_path = fl_args_text(a, "--answer", NULL);
+	g->o.rubric_path = fl_args_text(a, "--rubric", NULL);
+	g->o.scenarios_dir = fl_args_text(a, "--scenarios", NULL);
+	g->o.reveal = fl_args_has(a, "--reveal");
+	g->format = fl_args_text(a, "--format", "text");
+	g->out = fl_args_text(a, "--out", NULL);
+	g->fail_under = fu ? fu->d : 0;
+	g->have_fail_under = fu != NULL;
+	g->exit_zero = fl_args_has(a, "--exit-zero");
 	if (!st && !fl_report_format_find(g->format)) {
 		char list[128] = "";
 		for (size_t i = 0; fl_report_formats[i]; i++)
@@ -142,14 +108,16 @@ static enum fl_status emit(const struct fl_grade *g, const struct fl_report_form
 
 enum fl_status fl_cmd_grade(int argc, char **argv)
 {
-	struct grade_args a = {.format = "text"};
-	struct fl_grade g = {0};
-	int help = 0;
-	enum fl_status st = parse_args(argc, argv, &a, &help);
-	if (help) {
-		fputs(fl_grade_usage, stdout);
-		return FL_OK;
+	struct fl_args args;
+	enum fl_status st = fl_command_args("grade", argc, argv, &args);
+	if (args.help) {
+		fl_args_release(&args);
+		return st;
 	}
+	struct grade_args a = {0};
+	struct fl_grade g = {0};
+	st = check_args(st, &args, &a); /* the values are argv's strings */
+	fl_args_release(&args);
 	const struct fl_report_format *f = fl_report_format_find(a.format);
 	if (!f)
 		f = fl_report_format_find("text");

@@ -1,0 +1,161 @@
+/* cmd_regen.c — faultline regen: every scenario of a directory (default: the
+ * R7-R9 set), calibrated once, baselines first. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "generator/harness.h"
+
+#ifndef FL_SOURCE_DIR
+#define FL_SOURCE_DIR "."
+#endif
+
+const char fl_regen_usage[] =
+	"usage: faultline regen [SCENARIO_DIR] [-o DIR]\n"
+	"\n"
+	"Runs every scenario in SCENARIO_DIR (default: the R7-R9 set r7-healthy,\n"
+	"r7-starved, r8-opstorm, r9-hoststall from scenarios/), writing each trace and\n"
+	"truth into DIR (default: out). The machine is calibrated once for all of them;\n"
+	"a scenario's baseline runs first and its metrics go into the other's truth.\n"
+	"\n"
+	"  -o, --out DIR   output directory (default: out)\n";
+
+const struct fl_opt fl_regen_opts[] = {
+	{.name = "--out", .alias = "-o", .kind = FL_OPT_TEXT, .expects = "a directory"},
+	{NULL},
+};
+
+static const char *const r7_r9[] = {"r7-healthy.json", "r7-starved.json", "r8-opstorm.json", "r9-hoststall.json", NULL};
+
+static int is_dir(const char *p)
+{
+	struct stat s;
+	return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Scenario files of a directory: *.json whose schema is faultline.scenario/1. */
+static enum fl_status list_scenarios(const char *dir, char ***out, size_t *n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return fl_error(FL_EINPUT, "regen: cannot open scenario directory '%s': %s", dir, strerror(errno));
+	char **v = NULL;
+	size_t k = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0 || strstr(e->d_name, ".rubric.") ||
+		    strstr(e->d_name, ".truth."))
+			continue;
+		char **nv = realloc(v, (k + 1) * sizeof(*v));
+		if (!nv)
+			abort();
+		v = nv;
+		size_t pl = strlen(dir) + l + 2;
+		v[k] = malloc(pl);
+		snprintf(v[k], pl, "%s/%s", dir, e->d_name);
+		k++;
+	}
+	closedir(d);
+	qsort(v, k, sizeof(*v), cmp_str);
+	*out = v;
+	*n = k;
+	return FL_OK;
+}
+
+enum fl_status fl_cmd_regen(int argc, char **argv)
+{
+	struct fl_args a;
+	enum fl_status st = fl_command_args("regen", argc, argv, &a);
+	if (st || a.help) {
+		fl_args_release(&a);
+		return st;
+	}
+	struct fl_run_opts o = {0};
+	o.out_dir = fl_args_text(&a, "--out", NULL);
+	const char *dir = a.nargs ? a.args[0] : NULL;
+	fl_args_release(&a);
+	char **files = NULL;
+	size_t n = 0;
+	if (dir) {
+		if ((st = list_scenarios(dir, &files, &n)))
+			return st;
+	} else {
+		const char *base = is_dir("scenarios") && !access("scenarios/r7-healthy.json", R_OK) ? "scenarios"
+												     : FL_SOURCE_DIR "/scenarios";
+		for (n = 0; r7_r9[n]; n++)
+			;
+		files = calloc(n, sizeof(*files));
+		for (size_t i = 0; i < n; i++) {
+			size_t l = strlen(base) + strlen(r7_r9[i]) + 2;
+			files[i] = malloc(l);
+			snprintf(files[i], l, "%s/%s", base, r7_r9[i]);
+		}
+	}
+	if (n == 0) {
+		st = fl_error(FL_EINPUT, "regen: no scenario files (*.json) in '%s'", dir);
+		goto out;
+	}
+	struct fl_scenario *sc = calloc(n, sizeof(*sc));
+	cJSON **metrics = calloc(n, sizeof(*metrics));
+	int *done = calloc(n, sizeof(*done));
+	/* load everything first: a bad file fails before minutes of running */
+	for (size_t i = 0; i < n; i++)
+		if ((st = fl_scenario_load(files[i], &sc[i])))
+			goto out_sc;
+	struct fl_calibration cal;
+	int have_cal = 0;
+	/* baselines first, so later truths can carry their metrics */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if (done[i] || (pass == 0 && sc[i].baseline))
+				continue;
+			struct fl_run_opts oi = o;
+			if (have_cal && cal.target_ms == sc[i].workload.target_step_ms && cal.batch == sc[i].workload.batch &&
+			    cal.max_dim == sc[i].workload.dim && cal.alloc == sc[i].workload.alloc)
+				oi.calibration = &cal;
+			for (size_t b = 0; sc[i].baseline && b < n; b++)
+				if (done[b] && strcmp(sc[b].name, sc[i].baseline) == 0) {
+					oi.baseline_metrics = metrics[b];
+					oi.baseline_name = sc[b].name;
+				}
+			if (sc[i].ranks > 1) {
+				char *args[] = {"run", files[i], "-o", (char *)(o.out_dir ? o.out_dir : "out")};
+				if ((st = fl_mpirun((int)sc[i].ranks, args, 4, 0)))
+					goto out_sc;
+				done[i] = 1;
+				continue;
+			}
+			struct fl_run_result r;
+			if ((st = fl_run_scenario(&sc[i], &oi, &r)))
+				goto out_sc;
+			if (!oi.calibration) {
+				cal = r.calibration;
+				have_cal = 1;
+			}
+			metrics[i] = r.metrics;
+			done[i] = 1;
+			fl_print_run_result(&sc[i], &r);
+		}
+	}
+out_sc:
+	for (size_t i = 0; i < n; i++) {
+		fl_scenario_release(&sc[i]);
+		cJSON_Delete(metrics[i]);
+	}
+	free(sc);
+	free(metrics);
+	free(done);
+out:
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	return st;
+}
