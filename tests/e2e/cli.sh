@@ -23,6 +23,33 @@ expect_err_has "nope.json" "missing file is named"
 expect_exit 2 "validate without traces" -- "$FL" validate
 expect_exit 2 "validate a missing trace" -- "$FL" validate "$TMP/nope.json.gz"
 
+# the one option parser: what every command accepts and how it says no
+for c in $cmds; do
+	expect_exit 2 "$c: unknown option" -- "$FL" "$c" --no-such-option
+	expect_err_has "$c: unknown option '--no-such-option' (see 'faultline $c --help')" "$c: names the option and the help"
+	expect_exit 0 "$c -h" -- "$FL" "$c" -h
+	grep -q "^usage: faultline $c" "$TMP/.stdout" && pass "$c -h prints its usage" || fail "$c -h prints its usage"
+done
+expect_exit 2 "a missing value" -- "$FL" run x.json --steps
+expect_err_has "run: option '--steps' expects an integer in [1, 1000000]" "a missing value names the option and the range"
+expect_exit 2 "a bad value" -- "$FL" analyze --top 0 x.json
+expect_err_has "analyze: option '--top' expects an integer in [1, 1000], got '0'" "a bad value is quoted"
+expect_exit 2 "--name=VALUE is read" -- "$FL" run "$TMP/nope.json" --steps=zero
+expect_err_has "option '--steps' expects an integer in [1, 1000000], got 'zero'" "--name=VALUE: the value is checked"
+expect_exit 2 "a flag with a value" -- "$FL" analyze --json=yes x.json
+expect_err_has "option '--json' takes no value" "a flag with a value is refused"
+expect_exit 2 "two scenarios" -- "$FL" run a.json b.json
+expect_err_has "run: expected one scenario file, got 'a.json' and 'b.json'" "too many arguments are named"
+expect_exit 2 "faults takes no argument" -- "$FL" faults extra
+expect_err_has "faults: unexpected argument 'extra'" "an unexpected argument is named"
+expect_exit 2 "after --, an argument that looks like an option" -- "$FL" validate -- "$TMP/-nope.json.gz"
+expect_err_has "-nope.json.gz" "after --, it is a file"
+expect_exit 2 "a value that looks like --help is a value" -- "$FL" regen -o --help "$TMP/nodir"
+expect_err_has "cannot open scenario directory '$TMP/nodir'" "the option took --help as its value"
+expect_exit 2 "grade: --out is still read after a usage error" -- "$FL" grade --colour --format json --out "$TMP/g.json"
+grep -q '"state":.*"usage_error"' "$TMP/g.json" 2>/dev/null && pass "grade leaves a report after a usage error" ||
+	fail "grade leaves a report after a usage error"
+
 expect_exit 0 "faultline faults" -- "$FL" faults
 for f in loader_sleep op_storm periodic_stall gc_pause; do
 	grep -q "^$f\$" "$TMP/.stdout" && pass "faults lists $f" || fail "faults lists $f"
