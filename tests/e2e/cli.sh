@@ -42,8 +42,8 @@ expect_exit 2 "two scenarios" -- "$FL" run a.json b.json
 expect_err_has "run: expected one scenario file, got 'a.json' and 'b.json'" "too many arguments are named"
 expect_exit 2 "faults takes no argument" -- "$FL" faults extra
 expect_err_has "faults: unexpected argument 'extra'" "an unexpected argument is named"
-expect_exit 2 "after --, an argument that looks like an option" -- "$FL" validate -- "$TMP/-nope.json.gz"
-expect_err_has "-nope.json.gz" "after --, it is a file"
+expect_exit 2 "after --, an argument that looks like an option" -- "$FL" validate -- -nope.json.gz
+expect_err_has "cannot open '-nope.json.gz'" "after --, it is a file"
 expect_exit 2 "a value that looks like --help is a value" -- "$FL" regen -o --help "$TMP/nodir"
 expect_err_has "cannot open scenario directory '$TMP/nodir'" "the option took --help as its value"
 expect_exit 2 "grade: --out is still read after a usage error" -- "$FL" grade --colour --format json --out "$TMP/g.json"
