@@ -222,8 +222,10 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 				named_device = 1;
 				stream_named[e->stream / 64] |= 1ull << (e->stream % 64);
 			}
+			/* both ends through the same mapping: an event that starts on the
+			 * tick its sibling ended on starts on the nanosecond it ended on */
 			int64_t ts = (int64_t)(fl_clock_to_ns(e->t0) - base);
-			int64_t dur = (int64_t)fl_clock_delta_ns(e->t0, e->t1);
+			int64_t dur = (int64_t)(fl_clock_to_ns(e->t1) - fl_clock_to_ns(e->t0));
 			strbuf_adds(&sb, "  {\"ph\": \"X\", \"cat\": \"");
 			strbuf_adds(&sb, fl_event_kind_cat((enum fl_event_kind)e->kind));
 			strbuf_adds(&sb, "\", \"name\": ");
