@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 # (with up to 3 lines after it when it ends in ':'), else its last line.
 skip_reasons() {
 	local dir=$1 t
+	[ -f "$dir/ctest.log" ] && [ -f "$dir/Testing/Temporary/LastTest.log" ] || return 0
 	for t in $(sed -n 's/^[[:space:]]*[0-9][0-9]* - \([^ ]*\) (Skipped)$/\1/p' "$dir/ctest.log"); do
 		awk -v t="$t" '
 			$0 == "" && !out { next }
@@ -30,7 +31,7 @@ skip_reasons() {
 				if (k < 1) { printf "  %s: (no output)\n", t; exit }
 				printf "  %s: %s\n", t, line[k]
 				if (line[k] ~ /:$/) for (i = k + 1; i <= n && i <= k + 3; i++) printf "      %s\n", line[i]
-			}' "$dir/Testing/Temporary/LastTest.log"
+			}' "$dir/Testing/Temporary/LastTest.log" || true
 	done
 }
 
@@ -57,7 +58,7 @@ for variant in release asan; do
 	stage "$variant: running the tests (ctest; log: $dir/ctest.log)"
 	rc=0
 	(cd "$dir" && ctest --output-on-failure -j"$jobs") 2>&1 | tee "$dir/ctest.log" || rc=$?
-	skipped=$(skip_reasons "$dir")
+	skipped=$(skip_reasons "$dir") || true
 	if [ -n "$skipped" ]; then
 		echo "Skipped in the $variant build, and why:"
 		printf '%s\n' "$skipped"
