@@ -146,7 +146,6 @@ static void merge_names(struct fl_dm_job *j, struct load_ctx *c)
 	free(map);
 }
 
-
 static void rank_release(struct dm_rank *r)
 {
 	free(r->path);

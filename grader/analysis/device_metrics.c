@@ -14,19 +14,9 @@ static const struct dm_analysis *const analyses[] = {
 
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]) - 1)
 
-cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
+/* steps {recorded, analyzed, dropped_last, rounded_us} */
+static cJSON *steps_json(const struct fl_dm_job *j)
 {
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "schema", "faultline.device_metrics/1");
-	cJSON_AddStringToObject(root, "definitions", "HolisticTraceAnalysis 0.5.0");
-	cJSON *ids = cJSON_CreateArray(), *files = cJSON_CreateArray();
-	for (size_t i = 0; i < j->nranks; i++) {
-		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)j->ranks[i].rank));
-		cJSON_AddItemToArray(files, cJSON_CreateString(j->ranks[i].path));
-	}
-	cJSON_AddItemToObject(root, "rank_ids", ids);
-	cJSON_AddItemToObject(root, "files", files);
-	/* steps */
 	cJSON *steps = cJSON_CreateObject(), *rec = cJSON_CreateArray(), *ana = cJSON_CreateArray();
 	int32_t *sv = NULL;
 	size_t ns = 0, cap = 0;
@@ -57,15 +47,30 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 	cJSON_AddItemToObject(steps, "analyzed", ana);
 	cJSON_AddBoolToObject(steps, "dropped_last", j->step_symbols >= 2 && !j->o.include_last_step);
 	cJSON_AddBoolToObject(steps, "rounded_us", rounded);
-	cJSON_AddItemToObject(root, "steps", steps);
+	return steps;
+}
+
+cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "schema", "faultline.device_metrics/1");
+	cJSON_AddStringToObject(root, "definitions", "HolisticTraceAnalysis 0.5.0");
+	cJSON *ids = cJSON_CreateArray(), *files = cJSON_CreateArray();
+	for (size_t i = 0; i < j->nranks; i++) {
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)j->ranks[i].rank));
+		cJSON_AddItemToArray(files, cJSON_CreateString(j->ranks[i].path));
+	}
+	cJSON_AddItemToObject(root, "rank_ids", ids);
+	cJSON_AddItemToObject(root, "files", files);
+	cJSON_AddItemToObject(root, "steps", steps_json(j));
 
 	/* per rank, and pooled: with one rank the job's figures are the rank's */
 	int pool = j->nranks > 1;
-	void *all[N_ANALYSES] = {NULL};
+	void *all[N_ANALYSES] = {NULL}; /* the pooled states */
 	int refused[N_ANALYSES] = {0};
 	for (size_t a = 0; a < N_ANALYSES; a++)
-		if (analyses[a]->rank)
-			all[a] = calloc(1, analyses[a]->size);
+		if (analyses[a]->rank && !(all[a] = calloc(1, analyses[a]->size)))
+			abort(); /* as dm_xalloc */
 	cJSON *ranks = cJSON_CreateObject(), *x = NULL;
 	for (size_t ri = 0; ri < j->nranks; ri++) {
 		const struct dm_rank *r = &j->ranks[ri];
@@ -80,8 +85,8 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 			if (!an->rank)
 				continue;
 			void *state = calloc(1, an->size);
-			if (!state || !all[a])
-				abort(); /* as dm_xalloc */
+			if (!state)
+				abort();
 			refused[a] |= an->rank(&c, state) != 0;
 			cJSON_AddItemToObject(x, an->key, an->json(j, state));
 			if (pool)
@@ -95,6 +100,7 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 		snprintf(key, sizeof(key), "%lld", r->rank);
 		cJSON_AddItemToObject(ranks, key, x);
 	}
+	/* the job's figures */
 	for (size_t a = 0; a < N_ANALYSES; a++) {
 		const struct dm_analysis *an = analyses[a];
 		cJSON *v;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double_p(const void *a, const void *b) { return dm_cmp_double(a, b); }
+/* ------------------------------------------------------- steps and links */
 
 /* The iteration of a host timestamp: the last step in file order with
  * step.ts <= ts < step.ts + step.dur (HTA's add_iteration). */
@@ -23,7 +23,7 @@ static void build_step_segments(struct dm_rank *r)
 		b[nb++] = r->steps[i].ts;
 		b[nb++] = r->steps[i].ts + r->steps[i].dur;
 	}
-	dm_sort_n(b, nb, sizeof(*b), cmp_double_p);
+	dm_sort_n(b, nb, sizeof(*b), dm_cmp_double);
 	size_t u = 0;
 	for (size_t i = 0; i < nb; i++)
 		if (!u || b[i] != b[u - 1])
@@ -76,7 +76,6 @@ int dm_host_kept(const struct dm_rank *r, double ts)
 	return r->cut_incl ? ts <= r->cut : ts < r->cut;
 }
 
-/* HTA's load_traces for one rank, after all ranks are read. */
 /* HTA's ns rounding: pandas reads ts as floats when some ts has a fraction or
  * is missing; then ts = ceil(ts), end = floor(ts + dur). Returns the earliest ts. */
 double dm_round_rank(struct dm_rank *r)
@@ -158,6 +157,7 @@ static void link_rank(struct dm_rank *r)
 	free(a);
 }
 
+/* HTA's load_traces for one rank, after all ranks are read and aligned. */
 enum fl_status dm_prepare_rank(struct fl_dm_job *j, struct dm_rank *r)
 {
 	link_rank(r);
@@ -278,12 +278,7 @@ size_t dm_analysed_steps(const struct fl_dm_job *j, int32_t **out)
 	return u;
 }
 
-/* HTA's find_stragglers_with_late_start_comm_kernels: among the collectives
- * of the analysed steps that last >= 1% of the mean iteration, take the last
- * of each (rank, stream, step, name); pick the (stream, name) whose duration
- * varies most across ranks (mean over steps of the std); in each step the
- * ranks that start it latest (top k) are stragglers; ranks by count. */
-/* ------------------------------------------------------------- intervals */
+/* ------------------------------------------------- the rows the analyses read */
 
 void dm_actx_init(struct actx *c, const struct fl_dm_job *j, const struct dm_rank *r)
 {
@@ -313,6 +308,8 @@ void dm_actx_init(struct actx *c, const struct fl_dm_job *j, const struct dm_ran
 }
 
 void dm_actx_release(struct actx *c) { free(c->dev); }
+
+/* ------------------------------------------------------------- intervals */
 
 /* HTA's merge_kernel_intervals on the device rows of one kernel type (-1:
  * all): in ts order, a row starts a new group when its ts is after every
