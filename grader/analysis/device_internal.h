@@ -263,4 +263,8 @@ struct dm_analysis {
 
 extern const struct dm_analysis dm_temporal, dm_overlap, dm_idle, dm_kernels, dm_launch, dm_queue, dm_straggler;
 
+/* The table the driver runs, in JSON order, NULL-terminated
+ * (device_metrics.c). */
+extern const struct dm_analysis *const dm_analyses[];
+
 #endif

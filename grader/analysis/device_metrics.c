@@ -7,12 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* In JSON order. */
-static const struct dm_analysis *const analyses[] = {
+const struct dm_analysis *const dm_analyses[] = {
 	&dm_temporal, &dm_overlap, &dm_idle, &dm_kernels, &dm_launch, &dm_queue, &dm_straggler, NULL,
 };
 
-#define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]) - 1)
+#define N_ANALYSES (sizeof(dm_analyses) / sizeof(dm_analyses[0]) - 1)
 
 /* steps {recorded, analyzed, dropped_last, rounded_us} */
 static cJSON *steps_json(const struct fl_dm_job *j)
@@ -69,7 +68,7 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 	void *all[N_ANALYSES] = {NULL}; /* the pooled states */
 	int refused[N_ANALYSES] = {0};
 	for (size_t a = 0; a < N_ANALYSES; a++)
-		if (analyses[a]->rank && !(all[a] = calloc(1, analyses[a]->size)))
+		if (dm_analyses[a]->rank && !(all[a] = calloc(1, dm_analyses[a]->size)))
 			abort(); /* as dm_xalloc */
 	cJSON *ranks = cJSON_CreateObject(), *x = NULL;
 	for (size_t ri = 0; ri < j->nranks; ri++) {
@@ -81,7 +80,7 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 		struct actx c;
 		dm_actx_init(&c, j, r);
 		for (size_t a = 0; a < N_ANALYSES; a++) {
-			const struct dm_analysis *an = analyses[a];
+			const struct dm_analysis *an = dm_analyses[a];
 			if (!an->rank)
 				continue;
 			void *state = calloc(1, an->size);
@@ -102,7 +101,7 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *j)
 	}
 	/* the job's figures */
 	for (size_t a = 0; a < N_ANALYSES; a++) {
-		const struct dm_analysis *an = analyses[a];
+		const struct dm_analysis *an = dm_analyses[a];
 		cJSON *v;
 		if (an->job)
 			v = an->job(j);
