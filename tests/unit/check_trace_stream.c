@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "common/status.h"
+#include "grader/analysis/device_internal.h" /* the table of analyses */
 #include "grader/analysis/device_metrics.h"
 #include "grader/trace/trace_stream.h"
 
@@ -713,6 +714,70 @@ START_TEST(test_analyses_no_kernels)
 }
 END_TEST
 
+/* The table of analyses (device_internal.h): unique keys, the hooks each
+ * kind needs, and the JSON follows it: the job's keys and each rank's come in
+ * table order. */
+START_TEST(test_analysis_table)
+{
+	size_t n = 0;
+	for (; dm_analyses[n]; n++) {
+		const struct dm_analysis *a = dm_analyses[n];
+		ck_assert_msg(a->key && *a->key, "analysis %zu has no key", n);
+		for (size_t k = 0; k < n; k++)
+			ck_assert_msg(strcmp(dm_analyses[k]->key, a->key), "two analyses are '%s'", a->key);
+		if (a->job)
+			ck_assert_msg(!a->rank && !a->pool && !a->json, "'%s': job() and per-rank hooks", a->key);
+		else
+			ck_assert_msg(a->rank && a->pool && a->json && a->size, "'%s': a per-rank hook is missing", a->key);
+	}
+	ck_assert_uint_ge(n, 7);
+	const char *doc = "{\"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+		L("5", "1", 1) "," K("gemm", "10", "10", 7, 1) "]}";
+	cJSON *j = metrics_of(doc);
+	const cJSON *x = cJSON_GetObjectItem(j, "steps")->next;
+	const cJSON *r0 = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "ranks"), "0");
+	const cJSON *y = cJSON_GetObjectItem(r0, "events_analyzed")->next;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(x && !strcmp(x->string, dm_analyses[i]->key), "job key %zu is not '%s'", i,
+			      dm_analyses[i]->key);
+		x = x->next;
+		if (dm_analyses[i]->job)
+			continue;
+		ck_assert_msg(y && !strcmp(y->string, dm_analyses[i]->key), "rank key is not '%s'", dm_analyses[i]->key);
+		y = y->next;
+	}
+	ck_assert_str_eq(x->string, "ranks");
+	ck_assert_ptr_null(y);
+	cJSON_Delete(j);
+}
+END_TEST
+
+/* One correlation id on 1,100 launches and 1,100 kernels: launch and queue
+ * say why instead of making 1.2M rows; the other analyses still run. */
+START_TEST(test_analyses_refused)
+{
+	size_t cap = 1 << 18, len = 0;
+	char *doc = malloc(cap);
+	ck_assert_ptr_nonnull(doc);
+	len += (size_t)snprintf(doc, cap, "{\"traceEvents\": [");
+	for (int i = 0; i < 1100; i++) {
+		ck_assert_uint_lt(len + 400, cap);
+		len += (size_t)snprintf(doc + len, cap - len, "%s" L("0", "3", 5) "," K("gemm", "0", "9", 7, 5), i ? "," : "");
+	}
+	snprintf(doc + len, cap - len, "]}");
+	cJSON *j = metrics_of(doc);
+	free(doc);
+	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "launch"), "why"));
+	ck_assert_ptr_nonnull(why);
+	ck_assert_ptr_nonnull(strstr(why, "repeat too often"));
+	ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "launch"), "pairs")));
+	ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "queue"), "why"));
+	ck_assert(at(j, "ranks.0.temporal.span_us") == 9);
+	cJSON_Delete(j);
+}
+END_TEST
+
 /* Random traces with colliding correlations, streams, negative and
  * fractional durations, odd step names: the analyses finish cleanly (ASan and
  * UBSan builds check the memory side) and diffs of a job with itself show no
@@ -801,6 +866,8 @@ int main(void)
 	tcase_add_test(an, test_analyses_last_step_and_rounding);
 	tcase_add_test(an, test_two_ranks_and_diff);
 	tcase_add_test(an, test_analyses_no_kernels);
+	tcase_add_test(an, test_analysis_table);
+	tcase_add_test(an, test_analyses_refused);
 	tcase_add_test(fz, test_fuzz_analyses);
 	suite_add_tcase(s, an);
 	SRunner *sr = srunner_create(s);
