@@ -24,6 +24,23 @@ warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
 import pandas as pd  # noqa: E402
+
+# HTA sorts kernels by ts with pandas' default sort (numpy's quicksort, not
+# stable). After its ns rounding (ts = ceil, end = floor) a sub-µs kernel can
+# end before it starts, and then the order among kernels of equal ts changes
+# its merged intervals by a µs or two: HTA's own result depends on the sort's
+# internal order. faultline keeps file order among ties (a stable sort); the
+# parity is checked against HTA run with a stable sort, the one well-defined
+# answer (docs/analyze.md, "Ties").
+_sort_values = pd.DataFrame.sort_values
+
+
+def _stable_sort_values(self, *args, **kwargs):
+    kwargs.setdefault("kind", "stable")
+    return _sort_values(self, *args, **kwargs)
+
+
+pd.DataFrame.sort_values = _stable_sort_values
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
 from hta.trace_diff import TraceDiff  # noqa: E402
 
