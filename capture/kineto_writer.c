@@ -8,6 +8,7 @@
 
 #include "capture/clock.h"
 #include "capture/tracer.h"
+#include "common/categories.h"
 #include "common/outfile.h"
 #include "common/strbuf.h"
 
@@ -270,14 +271,15 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 				strbuf_addf(&sb, "  {\"ph\": \"%s\", \"id\": %u, \"pid\": %d, \"tid\": %d, \"ts\": ", dev_row ? "f" : "s",
 					    e->corr, pid, tid);
 				add_us(&sb, ts);
-				strbuf_addf(&sb, ", \"cat\": \"ac2g\", \"name\": \"ac2g\"%s},\n", dev_row ? ", \"bp\": \"e\"" : "");
+				strbuf_addf(&sb, ", \"cat\": \"" FL_CATEGORY_AC2G "\", \"name\": \"ac2g\"%s},\n",
+					    dev_row ? ", \"bp\": \"e\"" : "");
 			}
 			n_events++;
 			flush_if_big(&sb, f);
 		}
 	}
 	/* the capture span, like Kineto's, on the "Spans" row */
-	strbuf_adds(&sb, "  {\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"faultline capture (0)\", \"pid\": \"Spans\", \"tid\": \"faultline\", \"ts\": ");
+	strbuf_adds(&sb, "  {\"ph\": \"X\", \"cat\": \"" FL_CATEGORY_TRACE "\", \"name\": \"faultline capture (0)\", \"pid\": \"Spans\", \"tid\": \"faultline\", \"ts\": ");
 	add_us(&sb, w0rel);
 	strbuf_adds(&sb, ", \"dur\": ");
 	add_us(&sb, (int64_t)(w1 - w0));

@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/categories.h"
+
 _Thread_local struct fl_tbuf *fl_tls_tbuf;
 volatile int fl_tracer_recording;
 
@@ -17,16 +19,16 @@ static char **names;
 static uint32_t n_names, cap_names;
 
 static const char *const kind_cat[FL_EV_KIND_COUNT] = {
-	[FL_EV_CPU_OP] = "cpu_op",
-	[FL_EV_USER_ANNOTATION] = "user_annotation",
-	[FL_EV_CUDA_RUNTIME] = "cuda_runtime",
-	[FL_EV_KERNEL] = "kernel",
-	[FL_EV_GPU_MEMCPY] = "gpu_memcpy",
-	[FL_EV_GPU_MEMSET] = "gpu_memset",
-	[FL_EV_GPU_USER_ANNOTATION] = "gpu_user_annotation",
-	[FL_EV_CUDA_SYNC] = "cuda_sync",
-	[FL_EV_CUDA_DRIVER] = "cuda_driver",
-	[FL_EV_OVERHEAD] = "overhead",
+	[FL_EV_CPU_OP] = FL_CATEGORY_CPU_OP,
+	[FL_EV_USER_ANNOTATION] = FL_CATEGORY_USER_ANNOTATION,
+	[FL_EV_CUDA_RUNTIME] = FL_CATEGORY_CUDA_RUNTIME,
+	[FL_EV_KERNEL] = FL_CATEGORY_KERNEL,
+	[FL_EV_GPU_MEMCPY] = FL_CATEGORY_GPU_MEMCPY,
+	[FL_EV_GPU_MEMSET] = FL_CATEGORY_GPU_MEMSET,
+	[FL_EV_GPU_USER_ANNOTATION] = FL_CATEGORY_GPU_USER_ANNOTATION,
+	[FL_EV_CUDA_SYNC] = FL_CATEGORY_CUDA_SYNC,
+	[FL_EV_CUDA_DRIVER] = FL_CATEGORY_CUDA_DRIVER,
+	[FL_EV_OVERHEAD] = FL_CATEGORY_OVERHEAD,
 };
 
 static struct fl_capture_source source;

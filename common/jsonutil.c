@@ -1,6 +1,7 @@
 #include "common/jsonutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,4 +166,132 @@ enum fl_status fl_json_write(const char *path, const cJSON *root)
 	}
 	free(s);
 	return st;
+}
+
+void fl_json_print(struct strbuf *out, const cJSON *root)
+{
+	char *s = cJSON_Print(root);
+	if (!s)
+		abort();
+	strbuf_adds(out, s);
+	strbuf_adds(out, "\n");
+	free(s);
+}
+
+/* ---- paths (the syntax of grader/grading/refs.h) ---- */
+
+static int is_name_char(char c) { return c && c != '.' && c != '[' && c != ']'; }
+
+static const cJSON *select_elem(const cJSON *arr, const char *key, const char *val)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, arr) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+		if (cJSON_IsString(v) && strcmp(v->valuestring, val) == 0)
+			return e;
+		if (cJSON_IsNumber(v)) {
+			char *end;
+			double d = strtod(val, &end);
+			if (!*end && end != val && d == v->valuedouble)
+				return e;
+		}
+	}
+	return NULL;
+}
+
+const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t whysz)
+{
+	const cJSON *cur = root;
+	const char *p = path;
+	char seg[256];
+	int first = 1;
+	if (!*p) {
+		snprintf(why, whysz, "empty path");
+		return NULL;
+	}
+	while (*p) {
+		size_t k = 0;
+		if (*p == '[') {
+			p++;
+			if (*p == '"') {
+				p++;
+				while (*p && *p != '"' && k < sizeof(seg) - 1)
+					seg[k++] = *p++;
+				seg[k] = '\0';
+				if (*p != '"' || p[1] != ']') {
+					snprintf(why, whysz, "unterminated [\"...\"]");
+					return NULL;
+				}
+				p += 2;
+				goto by_key;
+			}
+			while (*p && *p != ']' && k < sizeof(seg) - 1)
+				seg[k++] = *p++;
+			seg[k] = '\0';
+			if (*p != ']') {
+				snprintf(why, whysz, "unterminated [...]");
+				return NULL;
+			}
+			p++;
+			char *eq = strchr(seg, '=');
+			if (eq) {
+				*eq = '\0';
+				if (!cJSON_IsArray(cur)) {
+					snprintf(why, whysz, "[%s=%s] needs an array, found %s", seg, eq + 1,
+						 cJSON_IsObject(cur) ? "an object" : "a value");
+					return NULL;
+				}
+				const cJSON *e = select_elem(cur, seg, eq + 1);
+				if (!e) {
+					snprintf(why, whysz, "no element with %s=%s", seg, eq + 1);
+					return NULL;
+				}
+				cur = e;
+				continue;
+			}
+			char *end;
+			long idx = strtol(seg, &end, 10);
+			if (*end || end == seg)
+				goto by_key; /* [name] */
+			if (!cJSON_IsArray(cur)) {
+				snprintf(why, whysz, "[%ld] needs an array", idx);
+				return NULL;
+			}
+			int n = cJSON_GetArraySize(cur);
+			if (idx < 0 || idx >= n) {
+				snprintf(why, whysz, "index %ld is out of range (%d elements)", idx, n);
+				return NULL;
+			}
+			cur = cJSON_GetArrayItem(cur, (int)idx);
+			continue;
+		}
+		if (*p == '.') {
+			if (first) {
+				snprintf(why, whysz, "a path starts with a name");
+				return NULL;
+			}
+			p++;
+		}
+		while (is_name_char(*p) && k < sizeof(seg) - 1)
+			seg[k++] = *p++;
+		seg[k] = '\0';
+		if (!k) {
+			snprintf(why, whysz, "empty name in the path");
+			return NULL;
+		}
+	by_key:
+		first = 0;
+		if (!cJSON_IsObject(cur)) {
+			snprintf(why, whysz, "'%s' needs an object, found %s", seg,
+				 cJSON_IsArray(cur) ? "an array" : "a value");
+			return NULL;
+		}
+		const cJSON *next = cJSON_GetObjectItemCaseSensitive(cur, seg);
+		if (!next) {
+			snprintf(why, whysz, "no '%s'", seg);
+			return NULL;
+		}
+		cur = next;
+	}
+	return cur;
 }

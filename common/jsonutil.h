@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "common/status.h"
+#include "common/strbuf.h"
 
 /* Parse text (len bytes) named `what` (a file name for messages). */
 enum fl_status fl_json_parse(const char *what, const char *text, size_t len, cJSON **out);
@@ -36,5 +37,15 @@ enum fl_status fl_json_get_int(const char *file, const char *place, const cJSON 
 
 /* Write a cJSON tree to path atomically, pretty-printed, with a final newline. */
 enum fl_status fl_json_write(const char *path, const cJSON *root);
+
+/* Append a cJSON tree to out, pretty-printed, with a final newline. */
+void fl_json_print(struct strbuf *out, const cJSON *root);
+
+/* Look up a path in root: names joined by '.', [index], [key=value] (the first
+ * array element that is an object whose `key` is the string `value` or the
+ * number it spells), ["name"] for a name holding '.', '[' or ']'. Returns the
+ * node, or NULL with a reason in why. A rubric's truth: references use this
+ * syntax (grader/grading/refs.h). */
+const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t whysz);
 
 #endif

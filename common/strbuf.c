@@ -109,3 +109,17 @@ void strbuf_release(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->alloc = 0;
 }
+
+char *fl_xstrdup(const char *s)
+{
+	char *r = strdup(s ? s : "");
+	if (!r)
+		abort();
+	return r;
+}
+
+const char *fl_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}

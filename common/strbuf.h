@@ -21,6 +21,10 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(
 void strbuf_add_json_str(struct strbuf *sb, const char *s);
 void strbuf_add_json_strn(struct strbuf *sb, const char *s, size_t n);
 void strbuf_reset(struct strbuf *sb);
+/* strdup that aborts on out-of-memory; NULL reads as "". */
+char *fl_xstrdup(const char *s);
+/* The part of a path after its last '/' (a pointer into path). */
+const char *fl_base_name(const char *path);
 void strbuf_release(struct strbuf *sb);
 
 #endif

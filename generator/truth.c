@@ -7,9 +7,8 @@
 
 #include "capture/clock.h"
 #include "common/jsonutil.h"
-#include "common/sha256.h"
 #include "grader/analysis/host_metrics.h"
-#include "grader/trace/trace_reader.h"
+#include "grader/trace/trace_events.h"
 
 static cJSON *instance_json(const struct fl_instance *in)
 {
@@ -163,20 +162,19 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	for (size_t r = 0; r < n_reports; r++) {
 		const cJSON *tr = cJSON_GetObjectItemCaseSensitive(reports[r], "trace");
 		const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tr, "file"));
-		char tp[4096], hash[65];
+		char tp[4096];
 		join(tp, sizeof(tp), in->out_dir, file ? file : "");
-		if ((st = fl_sha256_file(tp, hash)))
-			goto out;
-		cJSON *t = cJSON_Duplicate(tr, 1);
-		cJSON_AddStringToObject(t, "sha256", hash);
-		cJSON_AddItemToObject(t, "rank", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reports[r], "rank"), 1));
-		cJSON_AddItemToArray(traces, t);
+		/* one pass hashes the file and collects its events */
 		struct fl_trace trace;
-		if ((st = fl_trace_read(tp, &trace))) {
+		if ((st = fl_trace_read_hashed(tp, &trace))) {
 			fl_error_prefix(FL_EINTERNAL, "reading back the trace just written: ");
 			st = FL_EINTERNAL;
 			goto out;
 		}
+		cJSON *t = cJSON_Duplicate(tr, 1);
+		cJSON_AddStringToObject(t, "sha256", trace.info.sha256);
+		cJSON_AddItemToObject(t, "rank", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reports[r], "rank"), 1));
+		cJSON_AddItemToArray(traces, t);
 		struct fl_host_metrics hm;
 		fl_host_metrics_compute(&trace, &hm);
 		cJSON *mj = fl_host_metrics_json(&hm);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "capture/clock.h"
-#include "grader/analysis/host_metrics.h"
+#include "common/stats.h"
 
 void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct fl_workload_shape *shape,
 		      uint64_t seed)

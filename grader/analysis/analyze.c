@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonutil.h"
 #include "grader/analysis/host_metrics.h"
-#include "grader/grading/refs.h"
-#include "grader/trace/trace_reader.h"
+#include "grader/trace/trace_events.h"
 
 static const cJSON *at(const cJSON *root, const char *path)
 {
@@ -226,12 +226,7 @@ enum fl_status fl_analyze_traces(const char *const *paths, size_t n, const struc
 			cJSON_AddStringToObject(x, "trace", paths[i]);
 			cJSON_AddItemToArray(cmp, x);
 		}
-		char *s = cJSON_Print(root);
-		if (!s)
-			abort();
-		strbuf_adds(out, s);
-		strbuf_adds(out, "\n");
-		free(s);
+		fl_json_print(out, root);
 		cJSON_Delete(root);
 		goto out;
 	}

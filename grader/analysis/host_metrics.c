@@ -4,11 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "common/categories.h"
+#include "common/stats.h"
 
 static void *xcalloc(size_t n, size_t size)
 {
@@ -18,38 +15,9 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static double *sorted_copy(const double *v, size_t n)
-{
-	double *s = xcalloc(n, sizeof(*s));
-	if (n)
-		memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_d);
-	return s;
-}
-
-double fl_p50_upper(const double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	double *s = sorted_copy(v, n);
-	double r = s[n / 2];
-	free(s);
-	return r;
-}
-
-double fl_median(const double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	double *s = sorted_copy(v, n);
-	double r = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	free(s);
-	return r;
-}
-
 static int is_step(const struct fl_xevent *e)
 {
-	return e->kind == FL_CAT_USER_ANNOTATION && strncmp(e->name, "ProfilerStep#", 13) == 0;
+	return e->kind == FL_CAT_USER_ANNOTATION && strncmp(e->name, FL_STEP_PREFIX, FL_STEP_PREFIX_LEN) == 0;
 }
 
 /* A span marks a region; everything else on a row (cpu_op, kernel, copy, runtime
@@ -91,7 +59,7 @@ int fl_detect_period(const double *values, const int *step_num, size_t n, double
 	memset(p, 0, sizeof(*p));
 	if (n < 3)
 		return 0;
-	double *s = sorted_copy(values, n);
+	double *s = fl_sorted_copy(values, n);
 	size_t j = 0;
 	for (size_t i = 0; i + 1 < n; i++)
 		if (s[i + 1] - s[i] > s[j + 1] - s[j])
@@ -291,7 +259,7 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 		const struct fl_xevent *e = &t->ev[i];
 		if (!is_step(e))
 			continue;
-		m->step_num[k] = atoi(e->name + 13);
+		m->step_num[k] = atoi(e->name + FL_STEP_PREFIX_LEN);
 		m->step_ms[k] = e->dur / 1000.0;
 		m->step_ts[k] = e->ts;
 		step_pid[k] = e->pid;
@@ -306,7 +274,7 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 		if (m->step_ms[i] > m->max_ms) m->max_ms = m->step_ms[i];
 	}
 	m->total_ms = sum;
-	m->mean_ms = ns ? sum / (double)ns : 0;
+	m->mean_ms = ns ? fl_mean(m->step_ms, ns) : 0;
 	m->p50_upper_ms = fl_p50_upper(m->step_ms, ns);
 	m->median_ms = fl_median(m->step_ms, ns);
 

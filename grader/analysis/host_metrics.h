@@ -30,7 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/status.h"
-#include "grader/trace/trace_reader.h"
+#include "grader/trace/trace_events.h"
 
 /* How many of the largest gaps fl_host_metrics_compute keeps. */
 #define FL_GAPS_TOP_DEFAULT 5
@@ -97,9 +97,6 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 					    struct fl_host_metrics *m);
 /* The metrics as JSON (caller owns). Keys: steps, spans, ops, gaps, periods. */
 cJSON *fl_host_metrics_json(const struct fl_host_metrics *m);
-/* Upper median (sorted[n/2]) and true median of n values. */
-double fl_p50_upper(const double *v, size_t n);
-double fl_median(const double *v, size_t n);
 /* Period detection on one series (exposed for tests): values[i] belongs to step
  * number step_num[i]; median_step_ms scales the noise floor. Returns 1 and fills
  * p (long_steps malloc'd) when the series splits, 0 otherwise. */

@@ -15,24 +15,10 @@
 #define MAX_KEYS 1000
 #define SHOW 40 /* bytes of learner text quoted in a message */
 
-static char *xstrdup(const char *s)
-{
-	char *r = strdup(s);
-	if (!r)
-		abort();
-	return r;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 enum fl_status fl_answer_load(const char *path, struct fl_answer *a)
 {
 	memset(a, 0, sizeof(*a));
-	const char *name = base_name(path);
+	const char *name = fl_base_name(path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
 	if (fd < 0)
 		return fl_error(FL_ERUNTIME, "cannot open answer '%s': %s", name, strerror(errno));
@@ -119,7 +105,7 @@ static void set_text(struct fl_answer_item *it, const char *s, size_t n)
 {
 	if (n > FL_ANSWER_MAX_VALUE) {
 		it->too_long = 1;
-		it->text = xstrdup("");
+		it->text = fl_xstrdup("");
 		return;
 	}
 	it->text = strndup(s, n);
@@ -151,20 +137,20 @@ static enum fl_status parse_json(struct fl_answer *a, const char *text, size_t l
 			it->type = FL_ANS_NUMBER;
 			it->number = c->valuedouble;
 			fl_fmt_num(num, sizeof(num), c->valuedouble);
-			it->text = xstrdup(num);
+			it->text = fl_xstrdup(num);
 		} else if (cJSON_IsBool(c)) {
 			it->type = FL_ANS_BOOL;
-			it->text = xstrdup(cJSON_IsTrue(c) ? "yes" : "no");
+			it->text = fl_xstrdup(cJSON_IsTrue(c) ? "yes" : "no");
 		} else if (cJSON_IsNull(c)) {
 			it->type = FL_ANS_NULL;
-			it->text = xstrdup("");
+			it->text = fl_xstrdup("");
 		} else if (cJSON_IsArray(c)) {
 			it->type = FL_ANS_LIST;
 			size_t n = (size_t)cJSON_GetArraySize(c);
 			if (n > FL_ANSWER_MAX_ITEMS) {
 				it->type = FL_ANS_OTHER;
 				it->too_long = 1;
-				it->text = xstrdup("");
+				it->text = fl_xstrdup("");
 				continue;
 			}
 			it->list = calloc(n ? n : 1, sizeof(char *));
@@ -175,11 +161,11 @@ static enum fl_status parse_json(struct fl_answer *a, const char *text, size_t l
 			cJSON_ArrayForEach(e, c) {
 				if (cJSON_IsString(e)) {
 					it->list[it->n_list++] = strlen(e->valuestring) > FL_ANSWER_MAX_VALUE
-									 ? xstrdup("")
-									 : xstrdup(e->valuestring);
+									 ? fl_xstrdup("")
+									 : fl_xstrdup(e->valuestring);
 				} else if (cJSON_IsNumber(e)) {
 					fl_fmt_num(num, sizeof(num), e->valuedouble);
-					it->list[it->n_list++] = xstrdup(num);
+					it->list[it->n_list++] = fl_xstrdup(num);
 				} else {
 					it->type = FL_ANS_OTHER;
 					break;
@@ -188,10 +174,10 @@ static enum fl_status parse_json(struct fl_answer *a, const char *text, size_t l
 				if (joined.len > FL_ANSWER_MAX_VALUE)
 					it->too_long = 1;
 			}
-			it->text = joined.buf ? joined.buf : xstrdup("");
+			it->text = joined.buf ? joined.buf : fl_xstrdup("");
 		} else {
 			it->type = FL_ANS_OTHER;
-			it->text = xstrdup("");
+			it->text = fl_xstrdup("");
 		}
 	}
 out:

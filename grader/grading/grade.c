@@ -1,5 +1,4 @@
 #include "grader/grading/grade.h"
-#include "grader/analysis/device_metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,28 +9,16 @@
 
 #include "common/jsonutil.h"
 #include "common/sha256.h"
+#include "common/strbuf.h"
+#include "grader/analysis/device_metrics.h"
 #include "grader/analysis/host_metrics.h"
 #include "grader/grading/refs.h"
-#include "grader/trace/trace_reader.h"
 #include "grader/grading/units.h"
+#include "grader/trace/trace_events.h"
 
 #ifndef FL_SOURCE_DIR
 #define FL_SOURCE_DIR "."
 #endif
-
-static char *xstrdup(const char *s)
-{
-	char *r = strdup(s ? s : "");
-	if (!r)
-		abort();
-	return r;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
 
 /* dir of path joined with name (malloc'd) */
 static char *beside(const char *path, const char *name)
@@ -68,7 +55,7 @@ void fl_grade_fail(struct fl_grade *g, enum fl_grade_state state, const char *ms
 {
 	g->state = state;
 	free(g->error);
-	g->error = xstrdup(msg);
+	g->error = fl_xstrdup(msg);
 }
 
 double fl_grade_fraction(const struct fl_grade *g)
@@ -103,14 +90,14 @@ static enum fl_status load_truth(struct fl_grade *g, const char *path)
 	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(g->truth, "scenario");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(sc, "name");
 	if (cJSON_IsString(name))
-		g->scenario = xstrdup(name->valuestring);
+		g->scenario = fl_xstrdup(name->valuestring);
 	return FL_OK;
 }
 
 static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts *o, char **out)
 {
 	if (o->rubric_path) {
-		*out = xstrdup(o->rubric_path);
+		*out = fl_xstrdup(o->rubric_path);
 		return FL_OK;
 	}
 	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(g->truth, "scenario");
@@ -140,8 +127,9 @@ static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts
 
 /* Device analyses (HTA's definitions) over every trace the truth lists, one per
  * rank, merged into the trace metrics: trace:temporal.idle_pct, trace:overlap.
- * comm_comp_pct, trace:straggler.rank, trace:ranks.1.temporal.compute_us ... */
-static enum fl_status add_device_metrics(struct fl_grade *g)
+ * comm_comp_pct, trace:straggler.rank, trace:ranks.1.temporal.compute_us ...
+ * Traces before `checked` were already checked against their hash. */
+static enum fl_status add_device_metrics(struct fl_grade *g, size_t checked)
 {
 	const cJSON *traces = cJSON_GetObjectItemCaseSensitive(g->truth, "traces");
 	size_t n = (size_t)cJSON_GetArraySize(traces);
@@ -160,7 +148,8 @@ static enum fl_status add_device_metrics(struct fl_grade *g)
 		paths[i] = beside(g->truth_path, f->valuestring);
 		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "sha256");
 		char hash[65];
-		if (cJSON_IsString(sha) && (fl_sha256_file(paths[i], hash) || strcmp(hash, sha->valuestring) != 0)) {
+		if (i >= checked && cJSON_IsString(sha) &&
+		    (fl_sha256_file(paths[i], hash) || strcmp(hash, sha->valuestring) != 0)) {
 			st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[%zu].sha256 differs "
 				      "or the file cannot be read)", f->valuestring, g->truth_name, i);
 			goto out;
@@ -201,22 +190,30 @@ static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 				g->truth_name);
 	char *path = beside(g->truth_path, file->valuestring);
 	enum fl_status st;
-	if (cJSON_IsString(sha)) {
-		char hash[65];
-		if ((st = fl_sha256_file(path, hash))) {
+	/* one pass reads, hashes and collects the events */
+	struct fl_trace t;
+	if ((st = fl_trace_read_hashed(path, &t))) {
+		/* unreadable: say first whether it is the truth's trace at all, as a
+		 * check of the hash before reading would have */
+		char hash[65], msg[1024];
+		snprintf(msg, sizeof(msg), "%s", fl_error_msg());
+		if (!cJSON_IsString(sha)) {
+			st = fl_error_prefix(FL_GRADE_ECONFIG, "trace of truth '%s': ", g->truth_name);
+		} else if (fl_sha256_file(path, hash)) {
 			st = fl_error_prefix(FL_GRADE_ECONFIG, "trace '%s' (traces[0].file of truth '%s'): ",
 					     file->valuestring, g->truth_name);
-			goto out;
-		}
-		if (strcmp(hash, sha->valuestring) != 0) {
+		} else if (strcmp(hash, sha->valuestring) != 0) {
 			st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[0].sha256 differs)",
 				      file->valuestring, g->truth_name);
-			goto out;
+		} else {
+			st = fl_error(FL_GRADE_ECONFIG, "trace of truth '%s': %s", g->truth_name, msg);
 		}
+		goto out;
 	}
-	struct fl_trace t;
-	if ((st = fl_trace_read(path, &t))) {
-		st = fl_error_prefix(FL_GRADE_ECONFIG, "trace of truth '%s': ", g->truth_name);
+	if (cJSON_IsString(sha) && strcmp(t.info.sha256, sha->valuestring) != 0) {
+		fl_trace_release(&t);
+		st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[0].sha256 differs)",
+			      file->valuestring, g->truth_name);
 		goto out;
 	}
 	struct fl_host_metrics m;
@@ -224,7 +221,7 @@ static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 	g->trace_metrics = fl_host_metrics_json(&m);
 	fl_host_metrics_release(&m);
 	fl_trace_release(&t);
-	if ((st = add_device_metrics(g)))
+	if ((st = add_device_metrics(g, 1)))
 		goto out;
 	*metrics = g->trace_metrics;
 out:
@@ -323,7 +320,7 @@ static enum fl_status judge_all(struct fl_grade *g, struct fl_answer *ans, cJSON
 				char msg[512];
 				snprintf(msg, sizeof(msg), "%s: the answer gives both '%s' and '%s'; give one", q->id, a->key,
 					 x->key);
-				push(&g->format_errors, &g->n_format_errors, xstrdup(msg));
+				push(&g->format_errors, &g->n_format_errors, fl_xstrdup(msg));
 				x->used = 1;
 				continue;
 			}
@@ -335,7 +332,7 @@ static enum fl_status judge_all(struct fl_grade *g, struct fl_answer *ans, cJSON
 		} else {
 			a->used = 1;
 			answered++;
-			it->answer_key = xstrdup(a->key);
+			it->answer_key = fl_xstrdup(a->key);
 			struct fl_judge_ctx c = {.q = q, .expected = expected[i], .truth = g->truth};
 			q->kind->judge(&c, a, &it->v);
 			if (it->v.outcome == FL_OUT_FORMAT) {
@@ -377,9 +374,9 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 	double t0 = now_s();
 	memset(g, 0, sizeof(*g));
 	g->reveal = o->reveal;
-	g->truth_name = xstrdup(base_name(o->truth_path));
-	g->answer_name = xstrdup(base_name(o->answer_path));
-	g->truth_path = xstrdup(o->truth_path);
+	g->truth_name = fl_xstrdup(fl_base_name(o->truth_path));
+	g->answer_name = fl_xstrdup(fl_base_name(o->answer_path));
+	g->truth_path = fl_xstrdup(o->truth_path);
 	char *rubric_path = NULL;
 	cJSON **expected = NULL;
 	struct fl_answer ans = {0};
@@ -388,7 +385,7 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 		st = config_error(g, st);
 		goto out;
 	}
-	g->rubric_name = xstrdup(base_name(rubric_path));
+	g->rubric_name = fl_xstrdup(fl_base_name(rubric_path));
 	if ((st = fl_rubric_load(rubric_path, &g->rubric))) {
 		st = config_error(g, st);
 		goto out;
@@ -415,7 +412,7 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 		}
 	if ((st = fl_answer_load(o->answer_path, &ans))) {
 		g->state = FL_GRADE_UNPARSEABLE;
-		push(&g->format_errors, &g->n_format_errors, xstrdup(fl_error_msg()));
+		push(&g->format_errors, &g->n_format_errors, fl_xstrdup(fl_error_msg()));
 		st = FL_GRADE_EANSWER;
 		goto out;
 	}

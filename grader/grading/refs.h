@@ -24,6 +24,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/jsonutil.h" /* fl_json_path: the path after truth: */
 #include "common/status.h"
 
 struct fl_ref_ctx {
@@ -43,9 +44,5 @@ int fl_ref_is_expression(const char *s);
  * (a truth or rubric error) with a message naming the key that failed, e.g.
  * "truth key 'metrics.steps.p60_ms' not found in 'x.truth.json' (no 'p60_ms')". */
 enum fl_status fl_ref_eval(const char *expr, struct fl_ref_ctx *ctx, cJSON **out);
-
-/* Look up a path (the part after truth:) in root. Returns the node or NULL
- * with a reason in why. */
-const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t whysz);
 
 #endif

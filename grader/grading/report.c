@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonutil.h"
 #include "grader/grading/units.h"
 
 /* ---- shared ---- */
@@ -153,12 +154,7 @@ static void add_multiline(cJSON *obj, const char *key, const char *s)
 
 static void print_json(cJSON *root, struct strbuf *out)
 {
-	char *s = cJSON_Print(root);
-	if (!s)
-		abort();
-	strbuf_adds(out, s);
-	strbuf_adds(out, "\n");
-	free(s);
+	fl_json_print(out, root);
 	cJSON_Delete(root);
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/sha256.h"
 #include "common/utf8.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -198,6 +199,7 @@ struct rawsrc {
 	const uint8_t *mem;
 	size_t mem_len, mem_pos;
 	uint64_t total;
+	struct fl_sha256 *sha; /* hash what is read (NULL: no) */
 };
 
 /* Read up to n bytes; 0 at the end. -1 on a read error (errno set). */
@@ -209,6 +211,8 @@ static ssize_t raw_read(struct rawsrc *r, uint8_t *dst, size_t n)
 			k = n;
 		if (k)
 			memcpy(dst, r->mem + r->mem_pos, k);
+		if (k && r->sha)
+			fl_sha256_update(r->sha, dst, k);
 		r->mem_pos += k;
 		r->total += k;
 		return (ssize_t)k;
@@ -225,6 +229,8 @@ static ssize_t raw_read(struct rawsrc *r, uint8_t *dst, size_t n)
 			break;
 		got += (size_t)k;
 	}
+	if (got && r->sha)
+		fl_sha256_update(r->sha, dst, got);
 	r->total += got;
 	return (ssize_t)got;
 }
@@ -998,6 +1004,12 @@ static int parse_key(struct parser *ps, const uint8_t **pp, const uint8_t **k, s
 		return r;
 	if (!ps->rank_done && (r = check_rank(ps, s, (size_t)(p - s), p + 1)))
 		return r;
+	if (ps->info.rank_text_at < 0 && p - s == 4 && !memcmp(s, "rank", 4)) {
+		if (p + 2 >= ps->buf + ps->end)
+			return P_MORE;
+		if (p[1] == ':' && p[2] == ' ')
+			ps->info.rank_text_at = (long long)(ps->base + (uint64_t)(s - 1 - ps->buf));
+	}
 	if (esc) {
 		decode_str(ps, s, p, esc, k, klen);
 	} else {
@@ -1369,15 +1381,19 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 				return r;
 			key = event_key(k, kl);
 		}
+		if (key)
+			ev->keys |= 1u << key;
 		switch (key) {
 		case K_PH:
 			ev->has &= ~(uint32_t)FL_TEV_PH;
 			ev->ph = 0;
+			ev->ph_str = 0;
 			if (*p == '"') {
 				uint32_t id;
 				if ((r = str_value(ps, &p, &id)))
 					return r;
 				ev->ph = fl_strtab_str(ps->st, id)[0];
+				ev->ph_str = id;
 				ev->has |= FL_TEV_PH;
 			} else {
 				r = skip_value(ps, &p);
@@ -1504,6 +1520,19 @@ static int parse_dist_info(struct parser *ps, const uint8_t **pp)
 	return P_OK;
 }
 
+static uint32_t meta_key(const uint8_t *k, size_t n)
+{
+	static const struct { const char *s; uint32_t f; } keys[] = {
+		{"schemaVersion", FL_META_SCHEMA_VERSION}, {"deviceProperties", FL_META_DEVICE_PROPERTIES},
+		{"distributedInfo", FL_META_DISTRIBUTED_INFO}, {"displayTimeUnit", FL_META_DISPLAY_TIME_UNIT},
+		{"baseTimeNanoseconds", FL_META_BASE_TIME},
+	};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i].s) == n && !memcmp(keys[i].s, k, n))
+			return keys[i].f;
+	return 0;
+}
+
 static const char *state_where(const struct parser *ps)
 {
 	switch (ps->state) {
@@ -1535,6 +1564,7 @@ static int parse_units(struct parser *ps)
 			} else if (*p == '[') {
 				ps->state = T_EVENTS_FIRST;
 				ps->info.array_form = 1;
+				ps->info.has_events = 1;
 			} else {
 				return bad(ps, p, "'{' or '[' (a trace: an object with traceEvents, or an array of events)");
 			}
@@ -1553,9 +1583,20 @@ static int parse_units(struct parser *ps)
 					return bad(ps, p, "',' or '}' in the top-level object");
 				p = skip_ws(p + 1);
 			}
+			const uint8_t *key_at = p;
 			if ((r = parse_key(ps, &p, &k, &kl)))
 				return r;
+			uint32_t meta = meta_key(k, kl);
+			if (meta) {
+				ps->info.meta_seen |= meta;
+				if (ps->seen_events)
+					ps->info.meta_after_events |= meta;
+				if (meta == FL_META_SCHEMA_VERSION)
+					ps->info.schema_version_number = *p == '-' || (*p >= '0' && *p <= '9');
+			}
 			if (kl == 11 && !memcmp(k, "traceEvents", 11)) {
+				if (ps->info.events_at < 0)
+					ps->info.events_at = (long long)(ps->base + (uint64_t)(key_at - ps->buf));
 				if (ps->seen_events) {
 					ps->err_at = p;
 					ps->err_expected = "a single traceEvents key (a second one would replace the first)";
@@ -1564,6 +1605,7 @@ static int parse_units(struct parser *ps)
 				if (*p != '[')
 					return bad(ps, p, "'[' (traceEvents must be an array)");
 				ps->seen_events = 1;
+				ps->info.has_events = 1;
 				ps->state = T_EVENTS_FIRST;
 				p++;
 				break;
@@ -1581,6 +1623,9 @@ static int parse_units(struct parser *ps)
 			}
 			if (r)
 				return r;
+			/* the value is complete: this unit is not parsed again */
+			if (meta && ps->seen_events && ps->info.n_meta_after < 8)
+				ps->info.meta_after_order[ps->info.n_meta_after++] = meta;
 			ps->state = T_OBJ_NEXT;
 			break;
 		case T_EVENTS_FIRST:
@@ -1710,6 +1755,11 @@ static enum fl_status stream_src(const char *what, struct src *s, const struct f
 	ps.st = o->strings;
 	ps.chunk = o->chunk ? o->chunk : CHUNK_DEFAULT;
 	enum fl_status st = FL_OK;
+	struct fl_sha256 sha;
+	if (o->sha256) {
+		fl_sha256_init(&sha);
+		s->raw.sha = &sha;
+	}
 	if (!o->strings) {
 		st = fl_error(FL_EINTERNAL, "trace reader: no string table");
 		goto out;
@@ -1719,6 +1769,7 @@ static enum fl_status stream_src(const char *what, struct src *s, const struct f
 		goto out;
 	}
 	ps.info.gzip = s->gzip;
+	ps.info.rank_text_at = ps.info.events_at = -1;
 	ps.cap = 4 * ps.chunk;
 	ps.buf = xrealloc(NULL, ps.cap + PAD);
 	memset(ps.buf, 0, PAD);
@@ -1726,6 +1777,13 @@ static enum fl_status stream_src(const char *what, struct src *s, const struct f
 out:
 	src_close(s);
 	ps.info.bytes_in = s->raw.total;
+	if (o->sha256 && !st) { /* the document is complete: every byte was read */
+		unsigned char d[32];
+		fl_sha256_final(&sha, d);
+		for (int i = 0; i < 32; i++)
+			snprintf(ps.info.sha256 + 2 * i, 3, "%02x", d[i]);
+		ps.info.has_sha256 = 1;
+	}
 	if (info)
 		*info = ps.info;
 	free(ps.buf);

@@ -69,6 +69,27 @@ enum {
 	FL_TEV_ARGS = 1u << 15,     /* args was an object */
 };
 
+/* Which keys an event had, whatever their values (fl_tev.keys). */
+enum {
+	FL_TEVK_PH = 1u << 1,
+	FL_TEVK_CAT = 1u << 2,
+	FL_TEVK_NAME = 1u << 3,
+	FL_TEVK_PID = 1u << 4,
+	FL_TEVK_TID = 1u << 5,
+	FL_TEVK_TS = 1u << 6,
+	FL_TEVK_DUR = 1u << 7,
+	FL_TEVK_ARGS = 1u << 8,
+};
+
+/* Metadata keys of the top-level object (fl_trace_info.meta_*). */
+enum {
+	FL_META_SCHEMA_VERSION = 1u << 0,
+	FL_META_DEVICE_PROPERTIES = 1u << 1,
+	FL_META_DISTRIBUTED_INFO = 1u << 2,
+	FL_META_DISPLAY_TIME_UNIT = 1u << 3,
+	FL_META_BASE_TIME = 1u << 4,
+};
+
 /* One event as read. Numbers from args are integers (a fractional value is
  * truncated toward zero; a non-numeric value counts as absent). `stream`
  * follows HTA's reading: a number or a string holding an integer ("7"), else
@@ -76,7 +97,9 @@ enum {
 struct fl_tev {
 	uint64_t index;     /* position in traceEvents, counting every item */
 	uint32_t has;       /* FL_TEV_* */
+	uint32_t keys;      /* FL_TEVK_*: keys present, even when null or of another type */
 	char ph;            /* first character of "ph", 0 when absent */
+	uint32_t ph_str;    /* all of "ph" (string id), 0 when absent */
 	uint32_t name, cat; /* string ids, 0 when absent */
 	double ts, dur;     /* µs, as written */
 	int64_t pid, tid;   /* numbers, or string ids (FL_TEV_PID_STR / TID_STR) */
@@ -90,6 +113,7 @@ typedef enum fl_status (*fl_tev_fn)(void *arg, const struct fl_tev *ev);
 struct fl_trace_info {
 	int gzip;             /* the input was gzip */
 	int array_form;       /* a bare [...] of events */
+	int has_events;       /* a traceEvents array was read (always, in the array form) */
 	uint64_t n_events;    /* items of traceEvents */
 	uint64_t bytes_in;    /* bytes read from the file */
 	uint64_t bytes_json;  /* bytes of JSON text (decompressed) */
@@ -105,6 +129,18 @@ struct fl_trace_info {
 	 * µs when pandas reads the ts column as floats: some ts has a fraction or
 	 * some event has no ts). */
 	uint64_t n_ts_float, n_ts_missing, n_ts_other;
+	/* The layout, for validate: metadata keys seen, those after traceEvents,
+	 * whether schemaVersion was a number; byte offsets (in the JSON text) of
+	 * the first key written exactly as `"rank": ` (one space: HTA's regex
+	 * needs it) and of the traceEvents key, -1 when absent. */
+	uint32_t meta_seen, meta_after_events;
+	uint32_t meta_after_order[8]; /* the FL_META_* after traceEvents, in file order (the first 8) */
+	int n_meta_after;
+	int schema_version_number;
+	long long rank_text_at, events_at;
+	/* SHA-256 of the file's bytes as read (fl_trace_stream_opts.sha256) */
+	int has_sha256;
+	char sha256[65];
 };
 
 struct fl_trace_stream_opts {
@@ -113,6 +149,8 @@ struct fl_trace_stream_opts {
 	void *arg;
 	int no_thread;             /* 1: inflate on the calling thread (for tests) */
 	size_t chunk;              /* bytes per read/inflate chunk; 0: default (256 KiB) */
+	int sha256;                /* 1: hash the raw bytes on the way (info.sha256), so that a
+	                            * file checked against a recorded hash is read once */
 };
 
 /* Read a trace file. `info` may be NULL. Errors: FL_EINPUT (cannot open,

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jsonutil.h"
-#include "common/outfile.h"
-#include "grader/trace/trace_reader.h"
+#include "common/categories.h"
+#include "grader/trace/trace_events.h"
+#include "grader/trace/trace_stream.h"
 
 #define MAX_PROBLEMS 20
 
@@ -33,78 +33,114 @@ static void problem(struct check *c, const char *fmt, ...)
 	strbuf_addf(c->report, "  %s\n", msg);
 }
 
-static void check_top(struct check *c, const char *text, const cJSON *doc)
+/* Problems of the events, kept until the top level (read last: metadata may
+ * follow traceEvents) has been reported before them. */
+struct event_check {
+	struct fl_trace *t;
+	char *msg[MAX_PROBLEMS];
+	int n_msg, n;
+	size_t steps, names;
+	int window_end_last;
+};
+
+__attribute__((format(printf, 2, 3))) static void event_problem(struct event_check *c, const char *fmt, ...);
+
+static void event_problem(struct event_check *c, const char *fmt, ...)
 {
-	if (!cJSON_IsObject(doc)) {
-		problem(c, "top level: expected an object with traceEvents (Kineto layout), got %s",
-			fl_json_type_name(doc));
+	c->n++;
+	if (c->n_msg == MAX_PROBLEMS)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->msg[c->n_msg++] = fl_xstrdup(msg);
+}
+
+static int ph_is(const struct fl_strtab *st, const struct fl_tev *e, const char *ph)
+{
+	return (e->has & FL_TEV_PH) && strcmp(fl_strtab_str(st, e->ph_str), ph) == 0;
+}
+
+static int name_is(const struct fl_strtab *st, const struct fl_tev *e, const char *name, size_t prefix)
+{
+	if (!(e->has & FL_TEV_NAME))
+		return 0;
+	const char *s = fl_strtab_str(st, e->name);
+	return prefix ? strncmp(s, name, prefix) == 0 : strcmp(s, name) == 0;
+}
+
+static enum fl_status on_event(void *arg, const struct fl_tev *e)
+{
+	struct event_check *c = arg;
+	const struct fl_strtab *st = c->t->strings;
+	unsigned long long i = (unsigned long long)e->index;
+	c->window_end_last = 0;
+	if (!(e->has & FL_TEV_PH)) {
+		event_problem(c, "traceEvents[%llu].ph: expected a string", i);
+	} else if (ph_is(st, e, "X")) {
+		static const struct { const char *key; uint32_t flag; } req[] = {
+			{"name", FL_TEVK_NAME}, {"cat", FL_TEVK_CAT}, {"ts", FL_TEVK_TS},
+			{"dur", FL_TEVK_DUR}, {"pid", FL_TEVK_PID}, {"tid", FL_TEVK_TID},
+		};
+		for (size_t k = 0; k < 6; k++)
+			if (!(e->keys & req[k].flag))
+				event_problem(c, "traceEvents[%llu].%s: missing on an X event", i, req[k].key);
+		if ((e->has & FL_TEV_DUR) && e->dur < 0)
+			event_problem(c, "traceEvents[%llu].dur: negative (%g)", i, e->dur);
+		if (name_is(st, e, FL_STEP_PREFIX, FL_STEP_PREFIX_LEN))
+			c->steps++;
+	} else if (ph_is(st, e, "M")) {
+		if (name_is(st, e, "thread_name", 0))
+			c->names++;
+	} else if (ph_is(st, e, "i")) {
+		c->window_end_last = name_is(st, e, "Record Window End", 0);
+	}
+	return fl_trace_on_event(c->t, e);
+}
+
+static void check_top(struct check *c, const struct fl_trace_info *info)
+{
+	if (info->array_form) {
+		problem(c, "top level: expected an object with traceEvents (Kineto layout), got an array");
 		return;
 	}
-	static const char *const before[] = {"schemaVersion", "deviceProperties", "distributedInfo",
-					     "displayTimeUnit", "baseTimeNanoseconds"};
-	int seen_events = 0;
-	for (const cJSON *it = doc->child; it; it = it->next) {
-		if (strcmp(it->string, "traceEvents") == 0) {
-			seen_events = 1;
-			continue;
-		}
-		for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
-			if (seen_events && strcmp(it->string, before[i]) == 0)
-				problem(c, "top level: '%s' comes after traceEvents; expected metadata before it", before[i]);
-	}
-	if (!seen_events)
+	static const struct { const char *key; uint32_t flag; } before[] = {
+		{"schemaVersion", FL_META_SCHEMA_VERSION}, {"deviceProperties", FL_META_DEVICE_PROPERTIES},
+		{"distributedInfo", FL_META_DISTRIBUTED_INFO}, {"displayTimeUnit", FL_META_DISPLAY_TIME_UNIT},
+		{"baseTimeNanoseconds", FL_META_BASE_TIME},
+	};
+	enum { N_BEFORE = sizeof(before) / sizeof(before[0]) };
+	for (int k = 0; k < info->n_meta_after; k++)
+		for (size_t i = 0; i < N_BEFORE; i++)
+			if (info->meta_after_order[k] == before[i].flag)
+				problem(c, "top level: '%s' comes after traceEvents; expected metadata before it", before[i].key);
+	if (!info->has_events)
 		problem(c, "top level: missing traceEvents");
-	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
-		if (!cJSON_GetObjectItemCaseSensitive(doc, before[i]))
-			problem(c, "top level: missing '%s'", before[i]);
-	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(doc, "schemaVersion");
-	if (sv && !cJSON_IsNumber(sv))
+	for (size_t i = 0; i < N_BEFORE; i++)
+		if (!(info->meta_seen & before[i].flag))
+			problem(c, "top level: missing '%s'", before[i].key);
+	if ((info->meta_seen & FL_META_SCHEMA_VERSION) && !info->schema_version_number)
 		problem(c, "schemaVersion: expected a number");
-	const cJSON *di = cJSON_GetObjectItemCaseSensitive(doc, "distributedInfo");
-	if (di) {
-		if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(di, "rank")))
+	if (info->meta_seen & FL_META_DISTRIBUTED_INFO) {
+		if (!info->has_dist_rank)
 			problem(c, "distributedInfo.rank: expected a number");
-		const char *ev = strstr(text, "\"traceEvents\"");
-		const char *rk = strstr(text, "\"rank\": ");
-		if (!rk || (ev && rk > ev))
+		if (info->rank_text_at < 0 || (info->events_at >= 0 && info->rank_text_at > info->events_at))
 			problem(c, "distributedInfo: expected the rank written as \"rank\": N (with a space; HTA reads it with a regex)");
 	}
 }
 
-static void check_events(struct check *c, const cJSON *events)
+static void check_events(struct check *c, const struct event_check *e)
 {
-	size_t i = 0, steps = 0, names = 0;
-	int window_end_last = 0;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, events) {
-		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-		window_end_last = 0;
-		if (!cJSON_IsString(ph)) {
-			problem(c, "traceEvents[%zu].ph: expected a string", i);
-		} else if (strcmp(ph->valuestring, "X") == 0) {
-			static const char *const req[] = {"name", "cat", "ts", "dur", "pid", "tid"};
-			for (size_t k = 0; k < 6; k++)
-				if (!cJSON_GetObjectItemCaseSensitive(e, req[k]))
-					problem(c, "traceEvents[%zu].%s: missing on an X event", i, req[k]);
-			const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-			if (cJSON_IsNumber(dur) && dur->valuedouble < 0)
-				problem(c, "traceEvents[%zu].dur: negative (%g)", i, dur->valuedouble);
-			if (cJSON_IsString(name) && strncmp(name->valuestring, "ProfilerStep#", 13) == 0)
-				steps++;
-		} else if (strcmp(ph->valuestring, "M") == 0) {
-			if (cJSON_IsString(name) && strcmp(name->valuestring, "thread_name") == 0)
-				names++;
-		} else if (strcmp(ph->valuestring, "i") == 0) {
-			window_end_last = cJSON_IsString(name) && strcmp(name->valuestring, "Record Window End") == 0;
-		}
-		i++;
-	}
-	if (steps == 0)
+	for (int i = 0; i < e->n_msg; i++)
+		problem(c, "%s", e->msg[i]);
+	c->problems += e->n - e->n_msg;
+	if (e->steps == 0)
 		problem(c, "traceEvents: no ProfilerStep#N span; expected one per recorded step");
-	if (names == 0)
+	if (e->names == 0)
 		problem(c, "traceEvents: no thread_name metadata; expected every row named");
-	if (!window_end_last)
+	if (!e->window_end_last)
 		problem(c, "traceEvents: expected a 'Record Window End' instant as the last event");
 }
 
@@ -142,25 +178,25 @@ static void check_nesting(struct check *c, const struct fl_trace *t)
 
 enum fl_status fl_trace_validate(const char *path, struct strbuf *report)
 {
-	char *text;
-	size_t len;
-	enum fl_status st = fl_read_file(path, &text, &len);
-	if (st)
-		return st;
 	struct fl_trace t;
-	st = fl_trace_read(path, &t);
-	if (st) {
-		free(text);
-		return st;
+	struct event_check ec = {.t = &t};
+	fl_trace_begin(&t, path, NULL);
+	struct fl_trace_stream_opts so = {.strings = t.strings, .on_event = on_event, .arg = &ec};
+	struct fl_trace_info info;
+	enum fl_status st = fl_trace_stream_file(path, &so, &info);
+	if (!st)
+		st = fl_trace_end(&t, &info);
+	if (!st) {
+		struct check c = {report, 0};
+		check_top(&c, &info);
+		check_events(&c, &ec);
+		check_nesting(&c, &t);
+		if (c.problems > MAX_PROBLEMS)
+			strbuf_addf(report, "  ... and %d more problems\n", c.problems - MAX_PROBLEMS);
+		st = c.problems ? FL_ECHECK : FL_OK;
 	}
-	struct check c = {report, 0};
-	check_top(&c, text, t.doc);
-	const cJSON *events = cJSON_IsObject(t.doc) ? cJSON_GetObjectItemCaseSensitive(t.doc, "traceEvents") : t.doc;
-	check_events(&c, events);
-	check_nesting(&c, &t);
-	if (c.problems > MAX_PROBLEMS)
-		strbuf_addf(report, "  ... and %d more problems\n", c.problems - MAX_PROBLEMS);
+	for (int i = 0; i < ec.n_msg; i++)
+		free(ec.msg[i]);
 	fl_trace_release(&t);
-	free(text);
-	return c.problems ? FL_ECHECK : FL_OK;
+	return st;
 }
