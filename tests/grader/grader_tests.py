@@ -131,11 +131,13 @@ def suite_grade_examples(binary, src):
                   + "; ".join(f"{q['id']}={q['score']} {q['feedback']}" for q in d["questions"]))
             if variant == "partial":
                 check(0 < d["score"] < full, f"{scen} generated partial is partial")
+                rc, js, _ = grade(binary, truth_path, path, "json")
+                echoes = gl.learner_echoes(js, gl.answer_values(path))
                 for fmt_name in gl.FORMATS:
                     rc, so, err = grade(binary, truth_path, path, fmt_name)
                     check(rc == 0, f"{scen} partial {fmt_name}: exit {rc}")
                     gl.check_format(fmt_name, so, f"{scen} partial {fmt_name}")
-                    gl.check_no_leak(fmt_name, so, truth, rubric, text, f"{scen} generated partial {fmt_name}")
+                    gl.check_no_leak(fmt_name, so, truth, rubric, text, f"{scen} generated partial {fmt_name}", echoes)
             rc, so, _ = grade(binary, truth_path, path, "prairielearn")
             pl = json.loads(so)
             check(abs(pl["score"] - round(want / full, 4)) < 1e-9, f"{scen} {variant}: PrairieLearn score {pl['score']}")
@@ -176,7 +178,9 @@ def suite_grade_formats(binary, src):
             where = f"{name} {fmt_name}"
             parsed = gl.check_format(fmt_name, doc, where, state)
             if name.endswith(("-wrong.txt", "-partial.json", "-partial.txt")):
-                gl.check_no_leak(fmt_name, doc, truth, rubric, answer_text, where)
+                _, js, _ = grade(binary, truth_path, os.path.join(ex, name), "json")
+                echoes = gl.learner_echoes(js, gl.answer_values(os.path.join(ex, name)))
+                gl.check_no_leak(fmt_name, doc, truth, rubric, answer_text, where, echoes)
             if fmt_name == "gradescope":
                 if state == "graded":
                     hidden = [t for t in parsed["tests"] if t["visibility"] == "hidden"]
