@@ -50,7 +50,7 @@ static const struct fl_term family_terms[] = {
 			 "tensor item", "cuda synchronize", "device synchronize", "host device sync",
 			 "implicit sync", "per step sync", "sync every step", "blocking host read")},
 	{"unoverlapped_comm", A("unoverlapped communication", "exposed communication", "exposed comm",
-				"no overlap", "communication not overlapped", "comm not overlapped",
+				"no overlap", "not overlapped", "communication not overlapped", "comm not overlapped",
 				"unoverlapped comm", "allreduce not overlapped", "all reduce not overlapped",
 				"exposed all reduce", "exposed allreduce", "serialized communication",
 				"communication after backward", "no compute communication overlap")},

@@ -545,7 +545,7 @@ START_TEST(test_vocabulary_wording)
 		{"families", "python gc", "gc_pause"},
 		{"families", "one slow rank", "straggler"},
 		{"families", ".item() call forces a cuda synchronize", "sync_stall"},
-		{"families", "the all-reduce is not overlapped", "(none)"},
+		{"families", "the all-reduce is not overlapped", "unoverlapped_comm"},
 		{"families", "allreduce not overlapped", "unoverlapped_comm"},
 		{"families", "all good", "healthy"},
 		{"families", "checkpoint stall", "checkpoint_stall"},
