@@ -13,7 +13,7 @@
 
 const char fl_grade_usage[] =
 	"usage: faultline grade --truth T --answer A [--rubric R] [--format F] [--out FILE]\n"
-	"                       [--reveal] [--fail-under X] [--exit-zero] [--scenarios DIR]\n"
+	"                       [--reveal] [--strict] [--fail-under X] [--exit-zero] [--scenarios DIR]\n"
 	"\n"
 	"Grades a learner's answer file (JSON, or 'key: value' lines with # comments)\n"
 	"against the truth with a rubric (faultline.rubric/1). The rubric defaults to\n"
@@ -29,14 +29,18 @@ const char fl_grade_usage[] =
 	"  --out FILE       write the report there, atomically, whatever the outcome\n"
 	"                   (default: standard output)\n"
 	"  --reveal         show expected values, tolerances and instructor notes\n"
+	"  --strict         a value that cannot be read makes the whole answer not\n"
+	"                   gradable (exit 3); by default that question scores 0\n"
+	"                   and every other question is graded\n"
 	"  --fail-under X   exit 1 when the score is below the fraction X of the maximum\n"
 	"  --exit-zero      exit 0 whenever the report was written (platforms that\n"
 	"                   discard a result on a non-zero exit, such as PrairieLearn)\n"
 	"  --scenarios DIR  where to look for the rubric the truth names\n"
 	"\n"
 	"Exit: 0 graded; 1 below --fail-under; 2 usage error or --out cannot be written;\n"
-	"3 the answer could not be parsed (reported as not gradable); 4 truth or rubric\n"
-	"error (the message names the file and the key).\n";
+	"3 the answer could not be parsed, or (--strict) a value could not be read\n"
+	"(reported as not gradable); 4 truth or rubric error (the message names the\n"
+	"file and the key).\n";
 
 /* every value must be non-empty ("--truth=" is a missing truth) */
 #define VALUE(n) {.name = n, .kind = FL_OPT_TEXT, .expects = "a value", .flags = FL_OPT_NONEMPTY}
@@ -50,6 +54,7 @@ const struct fl_opt fl_grade_opts[] = {
 	 .flags = FL_OPT_NONEMPTY},
 	VALUE("--scenarios"),
 	{.name = "--reveal"},
+	{.name = "--strict"},
 	{.name = "--exit-zero"},
 	{NULL},
 };
@@ -72,6 +77,7 @@ static enum fl_status check_args(enum fl_status st, const struct fl_args *a, str
 	g->o.rubric_path = fl_args_text(a, "--rubric", NULL);
 	g->o.scenarios_dir = fl_args_text(a, "--scenarios", NULL);
 	g->o.reveal = fl_args_has(a, "--reveal");
+	g->o.strict = fl_args_has(a, "--strict");
 	g->format = fl_args_text(a, "--format", "text");
 	g->out = fl_args_text(a, "--out", NULL);
 	g->fail_under = fu ? fu->d : 0;

@@ -333,7 +333,7 @@ static enum fl_status judge_all(struct fl_grade *g, struct fl_answer *ans, cJSON
 			a->used = 1;
 			answered++;
 			it->answer_key = fl_xstrdup(a->key);
-			struct fl_judge_ctx c = {.q = q, .expected = expected[i], .truth = g->truth};
+			struct fl_judge_ctx c = {.q = q, .expected = expected[i], .truth = g->truth, .strict = g->strict};
 			q->kind->judge(&c, a, &it->v);
 			if (it->v.outcome == FL_OUT_FORMAT) {
 				struct strbuf m = STRBUF_INIT;
@@ -374,6 +374,7 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 	double t0 = now_s();
 	memset(g, 0, sizeof(*g));
 	g->reveal = o->reveal;
+	g->strict = o->strict;
 	g->truth_name = fl_xstrdup(fl_base_name(o->truth_path));
 	g->answer_name = fl_xstrdup(fl_base_name(o->answer_path));
 	g->truth_path = fl_xstrdup(o->truth_path);

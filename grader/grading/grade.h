@@ -40,11 +40,13 @@ struct fl_grade_opts {
 	const char *truth_path, *answer_path, *rubric_path; /* rubric may be NULL */
 	const char *scenarios_dir; /* looked in for a rubric named by the truth; NULL: ./scenarios, then the source tree's */
 	int reveal;
+	int strict; /* --strict: a value that cannot be read makes the answer not gradable (exit 3),
+		     * instead of scoring 0 for its question */
 };
 
 struct fl_grade {
 	enum fl_grade_state state;
-	int reveal;
+	int reveal, strict;
 	char *truth_name, *answer_name, *rubric_name; /* base names */
 	char *scenario;           /* the truth's scenario.name */
 	struct fl_rubric rubric;

@@ -35,40 +35,81 @@ static const char *verdict_words(const struct fl_verdict *v)
 	return v->outcome == FL_OUT_CORRECT ? "correct" : v->outcome == FL_OUT_PARTIAL ? "partly right" : "not the answer";
 }
 
-static void format_error(struct fl_verdict *v, const struct fl_answer_item *a, const char *as, const char *why)
+/* The form a question's answer takes, for the feedback on a value that cannot
+ * be read. Never a number that could be the key: 'N' stands for the digits. */
+static const char *expected_form(const struct fl_question *q)
 {
-	v->outcome = FL_OUT_FORMAT;
+	const char *k = q->kind->name;
+	if (!strcmp(k, "number")) {
+		const char *u = q->unit ? q->unit : "";
+		if (!strcmp(u, "ms") || !strcmp(u, "us") || !strcmp(u, "s") || !strcmp(u, "ns"))
+			return "a time with its unit, such as 'N ms', 'N us' or 'N s'";
+		if (!strcmp(u, "count"))
+			return "a count, such as 'N', 'N,NNN' or 'N.Nk'";
+		if (!strcmp(u, "fraction"))
+			return "a share, such as 'N%' or '0.NN'";
+		if (!strcmp(u, "percent"))
+			return "a percentage, such as 'N%'";
+		if (!strcmp(u, "x"))
+			return "a factor, such as 'Nx', 'N times' or 'N:1'";
+		return "a number, such as 'N' or 'N.N'";
+	}
+	if (!strcmp(k, "ratio"))
+		return "a factor, such as 'Nx', 'N times' or 'N:1'";
+	if (!strcmp(k, "period"))
+		return "a period in steps, such as 'N' or 'every Nth step'";
+	if (!strcmp(k, "integer"))
+		return "a whole number, such as 'N'";
+	if (!strcmp(k, "set"))
+		return "one or more terms, separated by commas";
+	if (!strcmp(k, "text"))
+		return "a sentence of text";
+	return "one term, as text";
+}
+
+/* A value that cannot be read as the question's kind. By default it scores 0
+ * for this question and the others are graded (docs/grading.md); with
+ * c->strict it is a format error that makes the whole answer not gradable. */
+static void format_error(const struct fl_judge_ctx *c, struct fl_verdict *v, const struct fl_answer_item *a,
+			 const char *as, const char *why)
+{
 	v->credit = 0;
+	v->outcome = c->strict ? FL_OUT_FORMAT : FL_OUT_WRONG;
 	if (a->too_long) {
 		strbuf_addf(&v->feedback, "the answer is too long to read (more than %d characters)", FL_ANSWER_MAX_VALUE);
-		return;
-	}
-	if (!a->text || !*a->text) {
+	} else if (!a->text || !*a->text || !why) {
 		strbuf_adds(&v->feedback, "the answer is empty");
-		return;
+	} else {
+		char *shown = fl_clean_text(a->text, SHOWN);
+		strbuf_addf(&v->feedback, "could not read '%s' as %s%s%s", shown, as, *why ? ": " : "", why);
+		free(shown);
 	}
-	char *shown = fl_clean_text(a->text, SHOWN);
-	strbuf_addf(&v->feedback, "could not read '%s' as %s: %s", shown, as, why);
-	free(shown);
+	if (!c->strict) {
+		strbuf_addf(&v->feedback, "; expected %s. This answer scores 0; the others are graded.",
+			    expected_form(c->q));
+		strbuf_addf(&v->notes, "unreadable value (%s)", why && *why ? why : "empty");
+	} else {
+		strbuf_addf(&v->feedback, "; expected %s", expected_form(c->q));
+	}
 }
 
 /* The value as text for kinds that read text; NULL after a format error. */
-static const char *text_of(const struct fl_answer_item *a, struct fl_verdict *v, const char *as)
+static const char *text_of(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v,
+			   const char *as)
 {
 	if (a->type == FL_ANS_OTHER) {
-		format_error(v, a, as, "expected text or a list of text");
+		format_error(c, v, a, as, a->too_long ? "" : "expected text or a list of text");
 		return NULL;
 	}
 	if (a->too_long || !a->text || !*a->text) {
-		format_error(v, a, as, "");
+		format_error(c, v, a, as, NULL);
 		return NULL;
 	}
 	int blank = 1;
 	for (const char *p = a->text; *p && blank; p++)
 		blank = isspace((unsigned char)*p);
 	if (blank) {
-		v->outcome = FL_OUT_FORMAT;
-		strbuf_adds(&v->feedback, "the answer is empty");
+		format_error(c, v, a, as, NULL);
 		return NULL;
 	}
 	return a->text;
@@ -276,14 +317,18 @@ static const char *display_unit(const char *unit)
 	return !strcmp(unit, "count") || !strcmp(unit, "fraction") || !strcmp(unit, "percent") ? "" : unit;
 }
 
-/* Read a quantity in the question's unit; 0 on a format error (v filled). */
-static int read_number(const struct fl_question *q, const struct fl_answer_item *a, struct fl_verdict *v, double *s,
-		       const char **note)
+/* Read a quantity in the question's unit; 0 after a format error (v filled).
+ * *inverse_of > 0 when it was written as an inverse ("112 times faster"). */
+static int read_number(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v, double *s,
+		       const char **note, double *inverse_of)
 {
+	const struct fl_question *q = c->q;
+	const char *as = !strcmp(q->unit, "x") || !strcmp(q->kind->name, "ratio") ? "a factor" : "a number";
 	*note = NULL;
+	*inverse_of = 0;
 	if (a->type == FL_ANS_NUMBER) {
 		if (!isfinite(a->number)) {
-			format_error(v, a, "a number", "not a finite number");
+			format_error(c, v, a, as, "not a finite number");
 			return 0;
 		}
 		*s = a->number;
@@ -294,15 +339,19 @@ static int read_number(const struct fl_question *q, const struct fl_answer_item 
 		return 1;
 	}
 	if (a->type != FL_ANS_TEXT) {
-		format_error(v, a, "a number", "expected one number");
+		format_error(c, v, a, as, a->type == FL_ANS_NULL || a->too_long ? NULL : "expected one number");
 		return 0;
 	}
+	if (!text_of(c, a, v, as))
+		return 0;
 	struct fl_quantity qt;
 	const char *why;
 	if (fl_quantity_parse(a->text, &qt, &why) != 0 || fl_quantity_convert(&qt, q->unit, s, &why, note) != 0) {
-		format_error(v, a, !strcmp(q->unit, "x") ? "a factor" : "a number", why);
+		format_error(c, v, a, as, why);
 		return 0;
 	}
+	if (qt.inverse)
+		*inverse_of = qt.inverse_of;
 	return 1;
 }
 
@@ -310,9 +359,9 @@ static void judge_numeric(const struct fl_judge_ctx *c, const struct fl_answer_i
 			  enum tier_mode mode)
 {
 	const struct fl_question *q = c->q;
-	double s;
+	double s, inverse_of;
 	const char *note;
-	if (!read_number(q, a, v, &s, &note))
+	if (!read_number(c, a, v, &s, &note, &inverse_of))
 		return;
 	double t[16];
 	size_t nt = expected_numbers(c->expected, t, 16);
@@ -335,10 +384,16 @@ static void judge_numeric(const struct fl_judge_ctx *c, const struct fl_answer_i
 	struct strbuf ra = STRBUF_INIT;
 	strbuf_addf(&ra, "%s%s%s", num, *du && strcmp(du, "x") ? " " : "", du);
 	v->read_as = ra.buf;
-	strbuf_addf(&v->feedback, "read '%s' as %s%s%s: %s", shown, v->read_as, note ? " (" : "", note ? note : "",
+	strbuf_addf(&v->feedback, "read '%s' as %s%s%s%s", shown, v->read_as, note ? " (" : "", note ? note : "",
 		    note ? ")" : "");
 	free(shown);
-	strbuf_adds(&v->feedback, verdict_words(v));
+	int ratio_like = mode == TIERS_RATIO || !strcmp(q->unit, "x");
+	if (inverse_of > 0 || inverse_of < 0) {
+		char inv[64];
+		fl_fmt_num(inv, sizeof(inv), inverse_of);
+		strbuf_addf(&v->feedback, " (the inverse of %s%s)", inv, ratio_like ? "x" : "");
+	}
+	strbuf_addf(&v->feedback, ": %s", verdict_words(v));
 	if (v->outcome == FL_OUT_PARTIAL)
 		strbuf_addf(&v->feedback, " (%g%% credit)", v->credit * 100);
 	strbuf_adds(&v->feedback, ".");
@@ -359,9 +414,10 @@ static void judge_numeric(const struct fl_judge_ctx *c, const struct fl_answer_i
 		}
 		if (units)
 			strbuf_adds(&v->feedback, " Check your units: the value looks off by a factor of 1000.");
-		else if (inverted)
+		else if (inverted || (ratio_like && inverse_of != 0))
 			strbuf_adds(&v->feedback, " Check the direction of the ratio (which run is divided by which).");
-		strbuf_addf(&v->notes, "no tier matched%s", units ? "; off by 1000 (units)" : inverted ? "; inverted" : "");
+		strbuf_addf(&v->notes, "no tier matched%s%s", units ? "; off by 1000 (units)" : inverted ? "; inverted" : "",
+			    inverse_of != 0 ? "; written as an inverse" : "");
 	} else {
 		note_expected_ref(c, best_alt, &v->notes);
 		strbuf_addf(&v->notes, ", tier %zu of %zu (credit %g)", best_tier + 1, q->n_tiers, best);
@@ -382,64 +438,26 @@ static void judge_ratio(const struct fl_judge_ctx *c, const struct fl_answer_ite
 
 /* ---- integer / period ---- */
 
-/* The one whole number in text ("3", "every 3 steps", "every 3rd step").
- * Returns 1, or 0 with why. */
-static int one_integer(const char *text, long *out, const char **why)
-{
-	int found = 0;
-	long first = 0;
-	for (const char *p = text; *p;) {
-		if (!isdigit((unsigned char)*p)) {
-			p++;
-			continue;
-		}
-		const char *s = p;
-		while (isdigit((unsigned char)*p))
-			p++;
-		if (*p == '.' && isdigit((unsigned char)p[1])) {
-			*why = "expected a whole number";
-			return 0;
-		}
-		if (p - s > 9) {
-			*why = "the number is too large";
-			return 0;
-		}
-		long x = strtol(s, NULL, 10);
-		if (s > text && (s[-1] == '-'))
-			x = -x;
-		if (found && x != first) {
-			*why = "read more than one number; give one";
-			return 0;
-		}
-		first = x;
-		found = 1;
-	}
-	if (!found) {
-		*why = "expected a whole number";
-		return 0;
-	}
-	*out = first;
-	return 1;
-}
-
 static void judge_integer(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v)
 {
 	const struct fl_question *q = c->q;
+	int period = !strcmp(q->kind->name, "period");
+	const char *as = period ? "a period" : "a whole number";
 	long s;
 	const char *why;
 	if (a->type == FL_ANS_NUMBER) {
 		if (!isfinite(a->number) || a->number != floor(a->number) || fabs(a->number) > 1e9) {
-			format_error(v, a, "a whole number", "expected a whole number");
+			format_error(c, v, a, as, "expected a whole number");
 			return;
 		}
 		s = (long)a->number;
 	} else if (a->type != FL_ANS_TEXT) {
-		format_error(v, a, "a whole number", "expected one number");
+		format_error(c, v, a, as, a->type == FL_ANS_NULL || a->too_long ? NULL : "expected one number");
 		return;
-	} else if (!text_of(a, v, "a whole number")) {
+	} else if (!text_of(c, a, v, as)) {
 		return;
-	} else if (!one_integer(a->text, &s, &why)) {
-		format_error(v, a, "a whole number", why);
+	} else if (fl_whole_parse(a->text, period, &s, &why) != 0) {
+		format_error(c, v, a, as, why);
 		return;
 	}
 	double t[16];
@@ -651,7 +669,7 @@ static void describe_expected_texts(const cJSON *expected, struct strbuf *sb)
 static void judge_choice(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v)
 {
 	const struct fl_question *q = c->q;
-	const char *text = text_of(a, v, "a choice");
+	const char *text = text_of(c, a, v, "a choice");
 	if (!text)
 		return;
 	struct fl_matcher m = FL_MATCHER_INIT;
@@ -745,14 +763,13 @@ static size_t split_items(const struct fl_answer_item *a, char ***out)
 static void judge_set(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v)
 {
 	const struct fl_question *q = c->q;
-	if (!text_of(a, v, "a list"))
+	if (!text_of(c, a, v, "a list"))
 		return;
 	char **items;
 	size_t n_items = split_items(a, &items);
 	if (!n_items) {
 		free(items);
-		v->outcome = FL_OUT_FORMAT;
-		strbuf_adds(&v->feedback, "the answer is empty");
+		format_error(c, v, a, "a list", NULL);
 		return;
 	}
 	struct fl_matcher m = FL_MATCHER_INIT;
@@ -863,7 +880,7 @@ static enum fl_status load_text(struct fl_question *q, const char *file, const c
 static void judge_text(const struct fl_judge_ctx *c, const struct fl_answer_item *a, struct fl_verdict *v)
 {
 	const struct fl_question *q = c->q;
-	const char *text = text_of(a, v, "text");
+	const char *text = text_of(c, a, v, "text");
 	if (!text)
 		return;
 	struct fl_match r;

@@ -22,7 +22,8 @@ enum fl_outcome {
 	FL_OUT_PARTIAL,     /* some credit */
 	FL_OUT_WRONG,       /* no credit */
 	FL_OUT_MISSING,     /* no answer to this question */
-	FL_OUT_FORMAT,      /* the value cannot be read as this kind: makes the answer unparseable */
+	FL_OUT_FORMAT,      /* strict mode only: the value cannot be read as this kind, which makes
+			     * the answer unparseable (by default such a value is FL_OUT_WRONG) */
 	FL_OUT_COUNT
 };
 /* "correct", "partial", "wrong", "missing", "format_error" */
@@ -80,6 +81,8 @@ struct fl_judge_ctx {
 	const struct fl_question *q;
 	const cJSON *expected; /* resolved expected value (a number, text or array); NULL for text */
 	const cJSON *truth;    /* for vocabularies drawn from the truth (span names) */
+	int strict;            /* a value that cannot be read is FL_OUT_FORMAT (the answer is not
+				* gradable) instead of scoring 0 for its question */
 };
 
 struct fl_verdict {

@@ -14,7 +14,7 @@
 
 enum fl_qty_dim {
 	FL_QTY_PLAIN = 0, /* no unit */
-	FL_QTY_TIME,      /* ns, us/µs, ms, s */
+	FL_QTY_TIME,      /* ns, us/µs, ms, s, min */
 	FL_QTY_FACTOR,    /* x, ×, times, fold */
 	FL_QTY_PERCENT,   /* %, percent, pct */
 	FL_QTY_COUNT,     /* ops, calls, events, steps */
@@ -26,16 +26,36 @@ struct fl_quantity {
 	double seconds;        /* FL_QTY_TIME: seconds per unit (ms: 1e-3) */
 	char unit[12];         /* canonical unit as read: "ms", "us", "x", "%", "ops", "" */
 	int approx;            /* written with ~, ≈, about, ... */
+	int inverse;           /* written as an inverse: "112 times faster", "1/112", "1:112" */
+	double inverse_of;     /* then the factor it is the inverse of (112) */
 };
 
 /* Longest text fl_quantity_parse looks at. */
 #define FL_QTY_MAX_LEN 200
 
-/* Parse "36.9 ms", "~120x", "×25", "97%", "7,504", "3e-1 s", "about 0.3ms".
- * Thousands separators must group by three ("7,504"); a decimal comma is
- * refused. NaN, infinities and overflow are refused. Returns 0, or -1 and sets
- * *why to a lowercase reason. */
+/* Parse a number as people write it (docs/grading.md, "Numbers"):
+ *   "36.9 ms", "0.3ms", "300 µs", "2 sec", "1.5 min", "30 ms per step";
+ *   "7,504", "7 504", "7.33k", "1.2M", "2 million", "3e-1", "3.2 x 10^4", "10^3";
+ *   "thirty", "a hundred and twelve", "fifty-seven";
+ *   factors "120x", "×120", "120 times", "7-fold", "112 times slower",
+ *   "twice as long", ratios "57:1", "57 to 1", "7328/128";
+ *   "97%", "97 percent", "97 pct", "97% of step time";
+ *   hedges "about", "~", "≈", "roughly", "approximately", "57 or so", "57ish".
+ * An inverse ("112 times faster", "1/112", "1 to 112") sets q->inverse and
+ * gives the inverse value (1/112). Thousands separators must group by three
+ * ("7,504"); a decimal comma is refused. NaN, infinities, overflow and
+ * underflow ("1e400", "10^999", "1e-400") are refused. Returns 0, or -1 and
+ * sets *why to a lowercase reason. Bounded: one pass over at most
+ * FL_QTY_MAX_LEN bytes. */
 int fl_quantity_parse(const char *s, struct fl_quantity *q, const char **why);
+
+/* One whole number for an integer or period question: a plain quantity
+ * ("3", "3 steps", "7,328"), or the one number in words around it ("every 3
+ * steps", "every 3rd step", "every third step", "rank 2", "twice"). With
+ * `period`, also "every other step" (2), "every step" (1), "1 in 3", "once
+ * every 3 steps", "1/3" (3). Two different numbers are refused. Returns 0 and
+ * *out, or -1 with *why. */
+int fl_whole_parse(const char *s, int period, long *out, const char **why);
 
 /* Canonical unit of a rubric's `unit` ("ms", "us", "s", "ns", "count",
  * "fraction", "percent", "x"); NULL when unknown. */

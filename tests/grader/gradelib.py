@@ -307,9 +307,11 @@ def check_junit(text, where):
     return root
 
 
-def learner_strings(fmt_name, out):
+def learner_strings(fmt_name, out, echoed_read_as=None):
     """The learner-visible strings of a report, per question where the format
-    has questions: (global strings, [per-question strings])."""
+    has questions: (global strings, [per-question strings]). `echoed_read_as`
+    ({question id: read_as}) leaves out the JSON `read_as` fields that only
+    read back what the learner wrote."""
     if fmt_name == "text":
         text = out.decode()
         parts = re.split(r"\n(?=\d+\. )", text)
@@ -317,7 +319,10 @@ def learner_strings(fmt_name, out):
     if fmt_name == "json":
         d = json.loads(out)
         g = [d.get("state", ""), " ".join(d["format_errors"]), " ".join(d["ignored_keys"])]
-        return g, [" ".join([q["prompt"], q["feedback"], q.get("read_as") or ""]) for q in d["questions"]]
+        echoed = echoed_read_as or {}
+        return g, [" ".join([q["prompt"], q["feedback"],
+                             "" if echoed.get(q["id"]) == q.get("read_as") else q.get("read_as") or ""])
+                   for q in d["questions"]]
     if fmt_name == "gradescope":
         d = json.loads(out)
         tests = [t for t in d["tests"] if t["visibility"] != "hidden"]
@@ -342,8 +347,67 @@ def number_forms(v):
     return {f for f in forms if len(f.replace(".", "").replace("-", "").lstrip("0")) >= 3}
 
 
-def check_no_leak(fmt_name, out, truth, rubric, answer_text, where):
-    glob, per_q = learner_strings(fmt_name, out)
+def answer_values(path):
+    """{answer key as written: value text} of an answer file, read the way
+    answer.c reads it (JSON object, or `key: value` lines with # comments)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read().lstrip("\ufeff")
+    if text.lstrip().startswith("{"):
+        d = json.loads(text)
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, bool):
+                out[k] = "yes" if v else "no"
+            elif isinstance(v, list):
+                out[k] = ", ".join(str(x) for x in v)
+            elif v is not None:
+                out[k] = str(v)
+        return out
+    out = {}
+    for line in text.split("\n"):
+        line = re.split(r"[ \t]#", line.strip(), 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r"([^:=]*)[:=](.*)", line)
+        if m:
+            v = m.group(2).strip()
+            if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+                v = v[1:-1]
+            out[m.group(1).strip()] = v
+    return out
+
+
+def learner_echoes(json_report, values):
+    """The exact pieces of a report that only repeat what the learner wrote:
+    per answered question, "'<their text>' as <what it was read as>" and
+    "'<their text>'" (quoted as the grader quotes it: at most 60 bytes)."""
+    d = json.loads(json_report)
+    echoes, read_as = [], {}
+    for q in d["questions"]:
+        key = q.get("answer_key")
+        if key is None or key not in values:
+            continue
+        v = values[key]
+        shown = v if len(v.encode()) <= 60 else v.encode()[:60].decode("utf-8", "ignore") + "..."
+        if q.get("read_as"):
+            echoes.append(f"'{shown}' as {q['read_as']}")
+            read_as[q["id"]] = q["read_as"]
+        echoes.append(f"'{shown}'")
+    return {"cut": sorted(set(echoes), key=len, reverse=True), "read_as": read_as}
+
+
+def check_no_leak(fmt_name, out, truth, rubric, answer_text, where, echoes=None):
+    """No expected value, tolerance or alias list in the learner-visible text of
+    a report. `echoes` (learner_echoes) are cut out first: a learner's own
+    number quoted or read back is no leak, even when it rounds to the key."""
+    echoes = echoes or {"cut": [], "read_as": {}}
+    glob, per_q = learner_strings(fmt_name, out, echoes["read_as"])
+
+    def cut(s):
+        for e in echoes["cut"]:
+            s = s.replace(e, "''")
+        return s
+    glob, per_q = [cut(s) for s in glob], [cut(s) for s in per_q]
     everything = "\n".join(glob + per_q)
     for marker in ("[key]", "rtol", "atol", "credit within", "instructor notes"):
         check(marker not in everything, f"{where}: learner-visible text holds '{marker}'")
@@ -352,8 +416,6 @@ def check_no_leak(fmt_name, out, truth, rubric, answer_text, where):
         for v in exp:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 for f in number_forms(v):
-                    if f in answer_text:
-                        continue
                     check(f not in everything, f"{where}: {q['id']}: expected value {f} is visible")
         qtext = per_q[i] if i < len(per_q) else ""
         said = answer_text.lower()

@@ -131,11 +131,13 @@ def suite_grade_examples(binary, src):
                   + "; ".join(f"{q['id']}={q['score']} {q['feedback']}" for q in d["questions"]))
             if variant == "partial":
                 check(0 < d["score"] < full, f"{scen} generated partial is partial")
+                rc, js, _ = grade(binary, truth_path, path, "json")
+                echoes = gl.learner_echoes(js, gl.answer_values(path))
                 for fmt_name in gl.FORMATS:
                     rc, so, err = grade(binary, truth_path, path, fmt_name)
                     check(rc == 0, f"{scen} partial {fmt_name}: exit {rc}")
                     gl.check_format(fmt_name, so, f"{scen} partial {fmt_name}")
-                    gl.check_no_leak(fmt_name, so, truth, rubric, text, f"{scen} generated partial {fmt_name}")
+                    gl.check_no_leak(fmt_name, so, truth, rubric, text, f"{scen} generated partial {fmt_name}", echoes)
             rc, so, _ = grade(binary, truth_path, path, "prairielearn")
             pl = json.loads(so)
             check(abs(pl["score"] - round(want / full, 4)) < 1e-9, f"{scen} {variant}: PrairieLearn score {pl['score']}")
@@ -176,7 +178,9 @@ def suite_grade_formats(binary, src):
             where = f"{name} {fmt_name}"
             parsed = gl.check_format(fmt_name, doc, where, state)
             if name.endswith(("-wrong.txt", "-partial.json", "-partial.txt")):
-                gl.check_no_leak(fmt_name, doc, truth, rubric, answer_text, where)
+                _, js, _ = grade(binary, truth_path, os.path.join(ex, name), "json")
+                echoes = gl.learner_echoes(js, gl.answer_values(os.path.join(ex, name)))
+                gl.check_no_leak(fmt_name, doc, truth, rubric, answer_text, where, echoes)
             if fmt_name == "gradescope":
                 if state == "graded":
                     hidden = [t for t in parsed["tests"] if t["visibility"] == "hidden"]
@@ -225,9 +229,9 @@ def suite_grade_formats(binary, src):
     ap = os.path.join(work, "xml.txt")
     with open(ap, "w") as f:
         f.write("metrics_analogue: </failure><x a=\"1\"> & ]]> logging\x1b[0m\nstep_p50_ms: \"<45>\"\n")
-    for fmt_name in gl.FORMATS:
+    for fmt_name in gl.FORMATS:   # graded: the unreadable "<45>" scores 0 and is quoted back, escaped
         rc, so, _ = grade(binary, t, ap, fmt_name)
-        gl.check_format(fmt_name, so, f"escaping {fmt_name}", "unparseable")
+        gl.check_format(fmt_name, so, f"escaping {fmt_name}", "graded")
     # text is the default format, on stdout
     rc, so, _ = gl.run(binary, ["grade", "--truth", t, "--answer", os.path.join(ex, "r9-hoststall-right.txt")])
     check(rc == 0 and so.startswith(b"R9 - periodic host stall") and b"10 / 10 points" in so, "default text report")
@@ -244,31 +248,61 @@ def suite_grade_corpus(binary, src):
         for line in f:
             line = line.split("#", 1)[0].split()
             if line:
-                cases.append((os.path.join(corpus, line[0]), int(line[1])))
+                cases.append((os.path.join(corpus, line[0]), int(line[1]), int(line[2])))
     # generated: too big to keep in the repository
     rnd = random.Random(5)
 
-    def gen(name, data, rc):
+    def gen(name, data, rc, strict_rc=None):
         p = os.path.join(work, name)
         with open(p, "wb") as f:
             f.write(data)
-        cases.append((p, rc))
+        cases.append((p, rc, rc if strict_rc is None else strict_rc))
     gen("binary.bin", bytes(rnd.getrandbits(8) for _ in range(4096)), 3)
     gen("big-10mb.txt", b"step_p50_ms: 45 ms\n" + b"x: " + b"y" * (10 << 20) + b"\n", 3)
-    gen("long-line.txt", b"metrics_analogue: " + b"logging " * 2000 + b"\n", 3)
+    gen("long-line.txt", b"metrics_analogue: " + b"logging " * 2000 + b"\n", 0, 3)   # a value too long to read
     gen("deep-nesting.json", b"{\"step_p50_ms\": " + b"[" * 200000 + b"]" * 200000 + b"}", 3)
     gen("deep-nesting-open.json", b"[" * 500000, 3)
     gen("many-keys.txt", b"".join(b"k%d: %d\n" % (i, i) for i in range(5000)), 3)
-    gen("huge-list.json", b"{\"mechanisms\": [" + b",".join([b"\"gc_pause\""] * 50000) + b"]}", 3)
+    gen("huge-list.json", b"{\"mechanisms\": [" + b",".join([b"\"gc_pause\""] * 50000) + b"]}", 0, 3)
     gen("many-items.txt", b"mechanisms: " + b", ".join([b"gc pause"] * 300) + b"\nstep_p50_ms: 45\n", 0)
     gen("regex-food.txt", b"mechanisms: " + b"a" * 4000 + b"!\nmetrics_analogue: " + b"lo" * 2000 + b"\n", 0)
+    gen("number-food.txt", b"step_p50_ms: " + b"1" * 150 + b"e99999 ms\nstep_max_ms: " + b"9," * 60 +
+        b"999 ms\nmetrics_period: every " + b"hundred " * 20 + b"steps\nmystery_period: " + b"10^" * 50 + b"\n", 0, 3)
     fifo = os.path.join(work, "answer.fifo")
     os.mkfifo(fifo)
-    cases.append((fifo, 3))                                   # nobody writes: must not hang
-    cases.append(("/dev/zero", 3))
-    cases.append((work, 3))                                   # a directory
-    cases.append((os.path.join(work, "missing.txt"), 3))      # absent
-    for path, want in cases:
+    cases.append((fifo, 3, 3))                                # nobody writes: must not hang
+    cases.append(("/dev/zero", 3, 3))
+    cases.append((work, 3, 3))                                # a directory
+    cases.append((os.path.join(work, "missing.txt"), 3, 3))   # absent
+    _, help_out, _ = gl.run(binary, ["grade", "--help"])
+    has_strict = b"--strict" in help_out
+    if not has_strict:
+        print("grade_corpus: this binary has no --strict option: the strict exits are not checked", file=sys.stderr)
+    # the scores of the corpus answers that are graded although some value cannot be read
+    scores = {"learner-forms.txt": (8, {"metrics_period": 1, "mystery_period": 1, "step_p50_ms": 1, "step_max_ms": 1}),
+              "one-unreadable.txt": (3, {"step_p50_ms": 0, "mystery_period": 1}),
+              "hostile-numbers.txt": (0, {}),
+              "nan.txt": (1, {"step_p50_ms": 0})}
+    for path, want, want_strict in cases:
+        name = os.path.basename(path) or path
+        if has_strict:
+            rc, so, err = grade(binary, truth, path, "json", ["--strict"], timeout=20)
+            check(rc == want_strict, f"corpus {name} --strict: exit {rc}, expected {want_strict}: {err[:300]}")
+        if name in scores:
+            rc, so, err = grade(binary, truth, path, "json", timeout=20)
+            d = json.loads(so)
+            total, per_q = scores[name]
+            qs = {q["id"]: q for q in d["questions"]}
+            check(d["state"] == "graded" and abs(d["score"] - total) < 1e-9,
+                  f"corpus {name}: score {d['score']}, expected {total}: " +
+                  "; ".join(f"{q['id']}={q['score']} {q['feedback']}" for q in d["questions"]))
+            for qid, sc in per_q.items():
+                check(abs(qs[qid]["score"] - sc) < 1e-9, f"corpus {name}: {qid} scores {qs[qid]['score']}, expected {sc}")
+            for q in d["questions"]:
+                if q["outcome"] == "wrong" and "could not read" in q["feedback"]:
+                    check("expected " in q["feedback"] and "the others are graded" in q["feedback"],
+                          f"corpus {name}: {q['id']}: an unreadable value says what form was expected: {q['feedback']}")
+    for path, want, _ in cases:
         name = os.path.basename(path) or path
         res = os.path.join(work, "pl-" + name.replace("/", "_") + ".json")
         rc, so, err = grade(binary, truth, path, "prairielearn", ["--out", res], timeout=20)
