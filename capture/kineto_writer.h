@@ -1,6 +1,6 @@
 /* kineto_writer.h — write the tracer's buffers as a Kineto-layout Chrome trace.
  *
- * Layout (TRACE-FORMAT.md): schemaVersion, deviceProperties, trace_id, host_name,
+ * Layout (docs/trace-format.md): schemaVersion, deviceProperties, trace_id, host_name,
  * distributedInfo ("rank": K with the space), displayTimeUnit, baseTimeNanoseconds,
  * then traceEvents, then traceName. ts/dur are µs with exactly three decimals,
  * relative to baseTimeNanoseconds. Every row is named with M events. The file is

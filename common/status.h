@@ -2,7 +2,7 @@
  *
  * Library code never exits and never prints errors: it returns an fl_status and
  * leaves a message with fl_error(). Only main() maps the status to an exit code
- * (the values are the exit codes documented in DESIGN.md) and prints the message.
+ * (the values are the exit codes documented in docs/design.md) and prints the message.
  * Messages are lowercase, say what failed first, and quote the subject:
  *   cannot open 'x.json': No such file or directory
  */

@@ -6,7 +6,7 @@
  * written by every report format (report.h): a usage, truth or rubric error
  * and an unparseable answer are states of the grade, not missing reports.
  *
- * Statuses map onto the exit codes of GRADING.md: FL_OK (0) graded,
+ * Statuses map onto the exit codes of docs/grading.md: FL_OK (0) graded,
  * FL_EINPUT (2) usage, FL_GRADE_EANSWER (3) the answer could not be parsed,
  * FL_GRADE_ECONFIG (4) truth or rubric error. The message (fl_error) of a
  * config error names the file and the key; it is for the instructor.

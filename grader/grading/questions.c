@@ -681,7 +681,7 @@ static void judge_choice(const struct fl_judge_ctx *c, const struct fl_answer_it
 		set_credit(v, 0);
 		int catalog = q->vocabulary && (!strcmp(q->vocabulary, "families") || !strcmp(q->vocabulary, "fixes"));
 		strbuf_addf(&v->feedback, "could not read '%s' as any %s%s", shown, noun,
-			    catalog ? "; answers are matched against the catalog IDs (CATALOG.md) and common names for them"
+			    catalog ? "; answers are matched against the catalog IDs (docs/catalog.md) and common names for them"
 				    : "");
 		strbuf_adds(&v->notes, "no term matched");
 	} else if (r.n > 1) {

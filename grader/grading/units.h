@@ -67,7 +67,7 @@ const char *fl_unit_canonical(const char *rubric_unit);
 int fl_quantity_convert(const struct fl_quantity *q, const char *rubric_unit, double *out, const char **why,
 			const char **note);
 
-/* ---- tolerance (GRADING.md) ---- */
+/* ---- tolerance (docs/grading.md) ---- */
 
 /* |s - t| <= atol + rtol * |t| */
 int fl_tol_number(double s, double t, double atol, double rtol);

@@ -6,7 +6,7 @@
 
 #include "grader/grading/units.h"
 
-/* The families and fixes of CATALOG.md, with the words learners use for them.
+/* The families and fixes of docs/catalog.md, with the words learners use for them.
  * An alias should name the term and nothing else: a word shared by two terms of
  * one vocabulary makes answers that use it ambiguous. */
 

@@ -1,4 +1,4 @@
-/* vocab.h — the catalog vocabulary (CATALOG.md) and matching a learner's words
+/* vocab.h — the catalog vocabulary (docs/catalog.md) and matching a learner's words
  * onto its IDs.
  *
  * A vocabulary is a table of terms: a stable ID (`input_starvation`) and the
