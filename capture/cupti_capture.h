@@ -62,7 +62,7 @@ struct fl_cupti_options {
 struct fl_cupti_device;
 struct fl_cupti_summary {
 	uint64_t api_calls, kernels, copies, memsets, syncs, overheads;
-	uint64_t linked_calls, unlaunched, folded, dropped;
+	uint64_t linked_calls, unlaunched, folded, read_errors, dropped;
 	double kernel_ms;
 };
 static inline enum fl_status fl_cupti_start(const struct fl_cupti_options *o)

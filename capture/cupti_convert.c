@@ -14,7 +14,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 struct api_rec {
 	uint64_t t0, t1, ext;
 	uint32_t corr, cbid, tid, dense;
-	uint8_t driver, keep, has_ext;
+	uint8_t driver, internal, keep, has_ext;
 };
 
 struct dev_rec {
@@ -220,6 +220,7 @@ static void kernel_occupancy(const struct fl_cupti_device *d, struct fl_event_ar
 /* ---- pass 1 ---- */
 
 struct maps {
+	uint64_t read_errors;    /* buffers whose reading stopped at a bad record */
 	VEC(struct api_rec) api;
 	VEC(struct dev_rec) dev;
 	VEC(struct host_ins) ovh;
@@ -233,16 +234,47 @@ static void learn_context(struct maps *mp, uint32_t ctx, uint32_t device)
 		mp->ctx_device[ctx] = device + 1;
 }
 
-static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_input *in, uint8_t *buf, size_t valid)
+/* A read error is reported on stderr once per process (each is counted). */
+static void read_error(struct maps *mp, size_t buffer, const uint8_t *buf, const CUpti_Activity *last, size_t valid,
+		       CUptiResult r)
 {
+	static int warned;
+	mp->read_errors++;
+	if (warned)
+		return;
+	warned = 1;
+	const char *s = NULL;
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	size_t at = last ? (size_t)((const uint8_t *)last - buf) : 0;
+	fprintf(stderr, "faultline: warning: cupti: reading activity buffer %zu stopped after the record at byte %zu of "
+		"%zu: %s (%d); the rest of that buffer is lost and counted as dropped (further read errors are only "
+		"counted)\n", buffer, at, valid, s, (int)r);
+}
+
+/* Every record of one buffer into the maps: 1, or 0 when out of memory.
+ * CUPTI_ERROR_MAX_LIMIT_REACHED is the normal end of a buffer; any other
+ * result stops the buffer (the next record cannot be found) and is counted. */
+static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_input *in, size_t index)
+{
+	uint8_t *buf = in->buffers[index];
+	size_t valid = in->valid[index];
 	CUpti_Activity *r = NULL;
-	while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
+	CUptiResult res;
+	while ((res = cuptiActivityGetNextRecord(buf, valid, &r)) == CUPTI_SUCCESS) {
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
-		case CUPTI_ACTIVITY_KIND_DRIVER: {
+		case CUPTI_ACTIVITY_KIND_DRIVER:
+		case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: {
+			/* an internal launch is a driver kernel launch outside any public
+			 * API call (its cbid is unused): shown as a driver call, so the
+			 * kernel it launched keeps its launch and its op */
 			const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
 			struct api_rec x = {.t0 = a->start, .t1 = a->end, .corr = a->correlationId, .cbid = a->cbid,
-					    .tid = a->threadId, .driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER};
+					    .tid = a->threadId, .driver = r->kind != CUPTI_ACTIVITY_KIND_RUNTIME,
+					    .internal = r->kind == CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API};
+			if (x.internal)
+				x.cbid = 0;
 			if (!VEC_PUSH(mp->api, x))
 				return 0;
 			break;
@@ -325,6 +357,8 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 	}
+	if (res != CUPTI_ERROR_MAX_LIMIT_REACHED)
+		read_error(mp, index, buf, r, valid, res);
 	return 1;
 }
 
@@ -506,7 +540,7 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 
 	/* pass 1: every record of every buffer into maps */
 	for (size_t i = 0; i < in->n_buffers; i++)
-		if (!read_buffer(&mp, nm, in, in->buffers[i], in->valid[i])) {
+		if (!read_buffer(&mp, nm, in, i)) {
 			st = fl_error(FL_ERUNTIME, "cupti: out of memory reading the capture");
 			goto out;
 		}
@@ -585,10 +619,6 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 			mp.api.v[order[i].idx].dense = (uint32_t)(i + 1);
 		free(order);
 	}
-	uint32_t next_dense = 0;
-	for (size_t i = 0; i < mp.api.n; i++)
-		if (mp.api.v[i].dense > next_dense)
-			next_dense = mp.api.v[i].dense;
 
 	/* device work: one buffer per device, by start time */
 	if (mp.dev.n)
@@ -608,8 +638,10 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 				st = fl_error(FL_ERUNTIME, "cupti: out of memory converting the capture");
 				goto out;
 			}
+			/* device work whose launch is not in the trace gets correlation 0,
+			 * "no launch": no flow arrow ends on it (none could start) */
 			struct api_rec *a = api_by_corr(mp.api.v, mp.api.n, d->corr);
-			uint32_t corr = a && a->keep ? a->dense : ++next_dense;
+			uint32_t corr = a && a->keep ? a->dense : 0;
 			if (!(a && a->keep))
 				out->unlaunched++;
 			struct fl_event *e = &b->ev[b->n++];
@@ -641,7 +673,9 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 			continue;
 		struct host_ins h = {.t0 = a->t0, .t1 = a->t1, .tid = a->tid, .corr = a->dense, .anchor = FL_SLOT_NONE,
 				     .kind = a->driver ? FL_EV_CUDA_DRIVER : FL_EV_CUDA_RUNTIME,
-				     .name = api_name(nm, a->driver, a->cbid), .value = a->cbid};
+				     .name = a->internal ? fl_tracer_intern(FL_CUPTI_INTERNAL_LAUNCH_NAME)
+							 : api_name(nm, a->driver, a->cbid),
+				     .value = a->cbid};
 		if (a->has_ext) {
 			h.tid = (uint32_t)(a->ext >> 32);
 			h.anchor = (uint32_t)a->ext;
@@ -697,16 +731,19 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 		i = j;
 	}
 
-	/* records CUPTI could not store: reported in the trace and the truth */
-	out->dropped = in->dropped;
-	if (in->dropped) {
+	/* records CUPTI could not store, and buffers that could not be read to
+	 * their end (each counted as one record lost: at least that many were):
+	 * reported in the trace and the truth */
+	out->read_errors = mp.read_errors;
+	out->dropped = in->dropped + mp.read_errors;
+	if (out->dropped) {
 		struct fl_tbuf *b = NULL;
 		for (size_t i = 0; i < 16 && !b; i++)
 			b = dev_bufs[i];
 		if (!b)
 			b = fl_tracer_threads();
 		if (b)
-			b->dropped += in->dropped;
+			b->dropped += out->dropped;
 	}
 out:
 	free(mp.api.v);

@@ -21,6 +21,15 @@
  *    launch → kernel flow arrows, exactly as for emu.
  *
  * Correlation ids are renumbered densely (1, 2, …) in the order calls began.
+ * Device work whose launching call is not in the window gets correlation 0
+ * ("no launch"), so no flow arrow ends on it without one starting. A driver
+ * kernel launch made outside any public API call (CUPTI's INTERNAL_LAUNCH_API
+ * record) is a cuda_driver call like the others, so its kernel stays linked.
+ *
+ * A buffer is read until CUPTI says it has no more records; any other answer
+ * (a record CUPTI cannot parse) ends that buffer early: the first is reported
+ * on stderr, every one is counted (read_errors) and added to the dropped count
+ * the trace reports, since records were lost.
  * Timestamps are used as they are: under backend cuda a tracer tick is a
  * CLOCK_REALTIME nanosecond, the clock CUPTI stamps with (capture/clock.h).
  *
@@ -69,9 +78,14 @@ struct fl_cupti_summary {
 	uint64_t linked_calls;       /* API calls placed under the op named by their external id */
 	uint64_t unlaunched;         /* device work whose launching call is not in the window */
 	uint64_t folded;             /* clock-stretch kernels folded into the kernel they stretch */
-	uint64_t dropped;
+	uint64_t read_errors;        /* buffers whose reading stopped early (CUPTI rejected a record) */
+	uint64_t dropped;            /* in->dropped + read_errors: what the trace reports as dropped */
 	double kernel_ms;            /* total time of compute kernels (not nccl*) */
 };
+
+/* The name of a CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API record (a driver
+ * kernel launch made outside any public API call), a cuda_driver event. */
+#define FL_CUPTI_INTERNAL_LAUNCH_NAME "cuLaunchKernel (internal)"
 
 /* The external correlation id the backend pushes around a device call: the
  * thread's id and the slot of the op open on it (fl_span_innermost). */
