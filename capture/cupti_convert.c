@@ -290,7 +290,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 		}
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-			const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+			const fl_cupti_kernel_rec *k = (const fl_cupti_kernel_rec *)r;
 			struct dev_rec d = {.t0 = k->start, .t1 = k->end, .corr = k->correlationId, .device = k->deviceId,
 					    .stream_signed = (int32_t)k->streamId, .kind = FL_EV_KERNEL};
 			d.name = kernel_name(nm, k->name);
@@ -307,7 +307,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {
-			const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)r;
+			const fl_cupti_memcpy_rec *c = (const fl_cupti_memcpy_rec *)r;
 			struct dev_rec d = {.t0 = c->start, .t1 = c->end, .corr = c->correlationId, .device = c->deviceId,
 					    .stream_signed = (int32_t)c->streamId, .kind = FL_EV_GPU_MEMCPY};
 			d.name = copy_name(nm, c->copyKind, c->srcKind, c->dstKind);
@@ -319,7 +319,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMSET: {
-			const CUpti_ActivityMemset4 *s = (const CUpti_ActivityMemset4 *)r;
+			const fl_cupti_memset_rec *s = (const fl_cupti_memset_rec *)r;
 			struct dev_rec d = {.t0 = s->start, .t1 = s->end, .corr = s->correlationId, .device = s->deviceId,
 					    .stream_signed = (int32_t)s->streamId, .kind = FL_EV_GPU_MEMSET};
 			d.name = set_name(nm, s->memoryKind);
@@ -331,7 +331,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-			const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)r;
+			const fl_cupti_sync_rec *s = (const fl_cupti_sync_rec *)r;
 			struct dev_rec d = {.t0 = s->start, .t1 = s->end, .corr = s->correlationId,
 					    .device = UINT32_MAX, /* resolved from the context in pass 2 */
 					    .stream_signed = (int32_t)s->streamId, .kind = FL_EV_CUDA_SYNC};
@@ -343,7 +343,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-			const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)r;
+			const fl_cupti_overhead_rec *o = (const fl_cupti_overhead_rec *)r;
 			if (o->objectKind != CUPTI_ACTIVITY_OBJECT_THREAD)
 				break; /* device and context overheads have no host row to sit on */
 			struct host_ins h = {.t0 = o->start, .t1 = o->end, .tid = o->objectId.pt.threadId,

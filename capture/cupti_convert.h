@@ -48,6 +48,39 @@
 
 #include "common/status.h"
 
+#include <cupti.h>
+
+/* The activity record types of the CUPTI this is built with. CUPTI writes
+ * each record in the newest layout its own version knows, so the struct must
+ * be the one of the headers beside the linked library, whose name changes
+ * with the toolkit: CUpti_ActivityKernel9 up to 12.9, Kernel10 in 13.0-13.1,
+ * Kernel11 in 13.2, Kernel12 from 13.3; Memcpy6 and Synchronization2 from 12.8
+ * (API version 26). Every field read here has the same name in all of them. The
+ * overhead record only grew at its end: its first version's fields suffice.
+ * (CUPTI_API_VERSION is 19-28 for 12.x and xxyyzz from 13.0: 130000.) */
+#if CUPTI_API_VERSION >= 130300
+typedef CUpti_ActivityKernel12 fl_cupti_kernel_rec;
+#elif CUPTI_API_VERSION >= 130200
+typedef CUpti_ActivityKernel11 fl_cupti_kernel_rec;
+#elif CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 fl_cupti_kernel_rec;
+#else
+typedef CUpti_ActivityKernel9 fl_cupti_kernel_rec;
+#endif
+#if CUPTI_API_VERSION >= 26
+typedef CUpti_ActivityMemcpy6 fl_cupti_memcpy_rec;
+typedef CUpti_ActivitySynchronization2 fl_cupti_sync_rec;
+#else
+typedef CUpti_ActivityMemcpy5 fl_cupti_memcpy_rec;
+typedef CUpti_ActivitySynchronization fl_cupti_sync_rec;
+#endif
+typedef CUpti_ActivityMemset4 fl_cupti_memset_rec;
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityOverhead3 fl_cupti_overhead_rec;
+#else
+typedef CUpti_ActivityOverhead fl_cupti_overhead_rec;
+#endif
+
 /* What occupancy estimates need to know about a device. */
 struct fl_cupti_device {
 	int id;

@@ -1,7 +1,8 @@
 /* check_cupti.c — CUPTI records → trace events, without a GPU.
  *
- * The records are built here as CUPTI writes them (CUpti_ActivityKernel10,
- * Memcpy6, Memset4, API, Synchronization2, ExternalCorrelation, Overhead3),
+ * The records are built here as CUPTI writes them (in the record types of the
+ * CUPTI built against, cupti_convert.h: CUpti_ActivityKernel10, Memcpy6,
+ * Memset4, API, Synchronization2, ExternalCorrelation, Overhead3 on 13.0),
  * spread over several buffers, around host spans the tracer really recorded.
  * The conversion's events are written with fl_kineto_write and read back, so
  * the assertions are on what a trace reader sees: names, rows, args, External
@@ -67,7 +68,7 @@ static void add_ext(struct rbuf *b, uint32_t corr, uint64_t ext)
 static void add_kernel(struct rbuf *b, const char *name, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t stream,
 		       int grid, int block, uint16_t regs, int smem)
 {
-	CUpti_ActivityKernel10 *k = rec(b, sizeof(*k));
+	fl_cupti_kernel_rec *k = rec(b, sizeof(*k));
 	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k->name = name;
 	k->start = t0;
@@ -85,7 +86,7 @@ static void add_kernel(struct rbuf *b, const char *name, uint64_t t0, uint64_t t
 static void add_memcpy(struct rbuf *b, uint8_t kind, uint8_t src, uint8_t dst, uint64_t bytes, uint64_t t0, uint64_t t1,
 		       uint32_t corr, uint32_t stream)
 {
-	CUpti_ActivityMemcpy6 *c = rec(b, sizeof(*c));
+	fl_cupti_memcpy_rec *c = rec(b, sizeof(*c));
 	c->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	c->copyKind = kind;
 	c->srcKind = src;
@@ -100,7 +101,7 @@ static void add_memcpy(struct rbuf *b, uint8_t kind, uint8_t src, uint8_t dst, u
 
 static void add_memset(struct rbuf *b, uint64_t bytes, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t stream)
 {
-	CUpti_ActivityMemset4 *s = rec(b, sizeof(*s));
+	fl_cupti_memset_rec *s = rec(b, sizeof(*s));
 	s->kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	s->bytes = bytes;
 	s->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -114,7 +115,7 @@ static void add_memset(struct rbuf *b, uint64_t bytes, uint64_t t0, uint64_t t1,
 static void add_sync(struct rbuf *b, CUpti_ActivitySynchronizationType type, uint64_t t0, uint64_t t1, uint32_t corr,
 		     uint32_t stream)
 {
-	CUpti_ActivitySynchronization2 *s = rec(b, sizeof(*s));
+	fl_cupti_sync_rec *s = rec(b, sizeof(*s));
 	s->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
 	s->type = type;
 	s->start = t0;
@@ -126,7 +127,7 @@ static void add_sync(struct rbuf *b, CUpti_ActivitySynchronizationType type, uin
 
 static void add_overhead(struct rbuf *b, uint64_t t0, uint64_t t1, uint32_t tid)
 {
-	CUpti_ActivityOverhead3 *o = rec(b, sizeof(*o));
+	fl_cupti_overhead_rec *o = rec(b, sizeof(*o));
 	o->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
 	o->overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
 	o->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
