@@ -246,10 +246,12 @@ static void read_error(struct maps *mp, size_t buffer, const uint8_t *buf, const
 	const char *s = NULL;
 	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
-	size_t at = last ? (size_t)((const uint8_t *)last - buf) : 0;
-	fprintf(stderr, "faultline: warning: cupti: reading activity buffer %zu stopped after the record at byte %zu of "
-		"%zu: %s (%d); the rest of that buffer is lost and counted as dropped (further read errors are only "
-		"counted)\n", buffer, at, valid, s, (int)r);
+	char where[64] = "at its first record";
+	if (last)
+		snprintf(where, sizeof(where), "after the record at byte %zu", (size_t)((const uint8_t *)last - buf));
+	fprintf(stderr, "faultline: warning: cupti: reading activity buffer %zu (%zu bytes) stopped %s: %s (%d); the "
+		"rest of that buffer is lost and counted as dropped (further read errors are only counted)\n", buffer,
+		valid, where, s, (int)r);
 }
 
 /* Every record of one buffer into the maps: 1, or 0 when out of memory.

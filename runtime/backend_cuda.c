@@ -18,6 +18,10 @@
  * told to stamp with — so host spans and device records share one clock with
  * no mapping between them. FL_CUPTI=0 runs without any capture (to measure
  * what capture costs); the trace then has host rows only.
+ * FL_CUDA_CLOCK_FACTOR=F (> 1) throttles the device from the start, as the
+ * throttled_rank fault does one rank's, and reports the recorded window's
+ * real and added kernel time on stderr: a check of the throttle emulation on
+ * one GPU (tests/gpu-check.sh).
  *
  * A clock factor f > 1 emulates a throttled device: a stamp kernel before each
  * compute kernel notes the device clock once the host has enqueued the kernel
@@ -108,6 +112,8 @@ struct cuda_dev {
 	unsigned long long stamp_seq;        /* sequence number of the last stamp launched */
 	unsigned long long baseline_ns;      /* stamp → stretch time around no work */
 	struct fl_clock_counters base;       /* counters at the last stats reset */
+	struct fl_clock_counters win;        /* counters when the recorded window began */
+	int env_factor;                      /* the factor came from FL_CUDA_CLOCK_FACTOR */
 	struct fl_device_stats st;
 	struct fl_cupti_summary last;        /* the last collected capture */
 	struct fl_cupti_device cdev;
@@ -653,6 +659,10 @@ static const char *cuda_device_properties(struct fl_backend *be)
 static void source_window_begin(void *ctx)
 {
 	struct cuda_dev *d = ctx;
+	if (d->counters && !d->error && CUDA_OK(d, cudaDeviceSynchronize())) {
+		volatile struct fl_clock_counters *c = d->counters;
+		d->win = (struct fl_clock_counters){c->kernel_ns, c->extra_ns, 0};
+	}
 	if (d->capture)
 		fl_cupti_window_begin();
 }
@@ -664,6 +674,12 @@ static enum fl_status source_collect(void *ctx, uint64_t t0, uint64_t t1)
 		CUDA_OK(d, cudaDeviceSynchronize()); /* errors of asynchronous work surface here */
 	if (d->error)
 		return fl_error(d->error, "%s", d->error_msg);
+	if (d->env_factor) { /* what tests/gpu-check.sh compares with the trace's kernels */
+		volatile struct fl_clock_counters *c = d->counters;
+		fprintf(stderr, "faultline: cuda: FL_CUDA_CLOCK_FACTOR %.3f, recorded window: kernels %.3f ms, stretched by %.3f ms "
+			"(baseline %.3f us)\n", d->clock_factor, (double)(c->kernel_ns - d->win.kernel_ns) / 1e6,
+			(double)(c->extra_ns - d->win.extra_ns) / 1e6, (double)d->baseline_ns / 1e3);
+	}
 	if (!d->capture)
 		return FL_OK;
 	return fl_cupti_collect(t0, t1, &d->last);
@@ -804,6 +820,21 @@ static enum fl_status cuda_open(struct fl_backend *be, const struct fl_backend_c
 		goto fail;
 	if (cfg->world_size > 1 && (st = nccl_open(d, cfg->rank, cfg->world_size)))
 		goto fail;
+
+	/* FL_CUDA_CLOCK_FACTOR=F throttles this process's device as the
+	 * throttled_rank fault does, so the emulation can be checked on one GPU */
+	const char *cf = getenv("FL_CUDA_CLOCK_FACTOR");
+	if (cf && cf[0]) {
+		char *end = NULL;
+		double f = strtod(cf, &end);
+		if (!end || *end || !(f >= 1.0)) {
+			st = fl_error(FL_EINPUT, "cuda: FL_CUDA_CLOCK_FACTOR '%s' is not a number >= 1", cf);
+			goto fail;
+		}
+		if ((st = cuda_set_clock_factor(be, f)))
+			goto fail;
+		d->env_factor = f > 1.0;
+	}
 
 	struct fl_capture_source src = {.window_begin = source_window_begin, .collect = source_collect, .ctx = d};
 	fl_tracer_set_source(&src);
