@@ -36,7 +36,10 @@
 # never deleted), else to a new temporary folder that is kept and printed:
 #   summary.md, summary.json, logs/<stage>.log, traces/ (the runs' traces and truths)
 # Exit: 0 every check passed, 1 one failed, 77 no usable GPU (FL_GPU_ASSUME=1
-# runs every stage anyway, to test this script on a machine without one).
+# runs every stage anyway, to test this script on a machine without one;
+# FL_GPU_SIMULATE_BARE=1 acts as if cJSON, zlib, pkg-config, Check and MPI
+# were not installed, to test the bare-image path; FL_GPU_BACKEND=emu runs
+# the scenarios on the emulated device, to test the later stages).
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -76,6 +79,8 @@ BUDGET=${FL_GPU_BUDGET_S:-480}
 RUN_TIMEOUT=${FL_GPU_RUN_TIMEOUT_S:-120}
 STEPS=${FL_GPU_STEPS:-8}
 OVERHEAD_MAX=${FL_GPU_OVERHEAD_MAX:-10}
+BACKEND=${FL_GPU_BACKEND:-cuda} # emu: exercise the stages on a machine without a GPU
+BARE=${FL_GPU_SIMULATE_BARE:-0} # 1: act as if cJSON, zlib, pkg-config, Check, MPI were not installed
 if [ -n "${OUT:-}" ]; then
 	RES=$OUT
 else
@@ -176,7 +181,7 @@ HAVE_MPI=0
 try_cc() { # try_cc SOURCE ARGS...: does a program compile and link?
 	local src=$1
 	shift
-	printf '%s\n' "$src" | cc -x c - -o "$BUILD/.probe" "$@" >/dev/null 2>&1
+	printf '%s\n' "$src" | cc -x c - -x none -o "$BUILD/.probe" "$@" >/dev/null 2>&1
 	local rc=$?
 	rm -f "$BUILD/.probe"
 	return $rc
@@ -214,7 +219,7 @@ s_deps() {
 	# cJSON (required)
 	local cj='#include <cjson/cJSON.h>
 int main(void) { return cJSON_Version()[0] == 0; }'
-	if try_cc "$cj" -lcjson; then
+	if [ "$BARE" = 0 ] && try_cc "$cj" -lcjson; then
 		echo "cJSON: the system's"
 		DEPNOTES+=("cJSON: system")
 	elif [ -e "$DEPS/include/cjson/cJSON.h" ] && ls "$DEPS"/lib/libcjson.* >/dev/null 2>&1 &&
@@ -246,7 +251,7 @@ int main(void) { return cJSON_Version()[0] == 0; }'
 	# zlib (required)
 	local zl='#include <zlib.h>
 int main(void) { return zlibVersion()[0] == 0; }'
-	if try_cc "$zl" -lz; then
+	if [ "$BARE" = 0 ] && try_cc "$zl" -lz; then
 		echo "zlib: the system's"
 	elif [ -e "$DEPS/include/zlib.h" ] && try_cc "$zl" -I"$DEPS/include" "$DEPS/lib/libz.a"; then
 		CMAKE_ARGS+=(-DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY="$DEPS/lib/libz.a")
@@ -256,7 +261,7 @@ int main(void) { return zlibVersion()[0] == 0; }'
 		missing+=("zlib (no zlib.h + libz on the system and none in FL_GPU_DEPS=$DEPS: 'bash tests/gpu-check.sh --pack-deps' packs it too)")
 	fi
 	# pkg-config: CMake asks for it; without one a stand-in that knows no package
-	if ! command -v pkg-config >/dev/null; then
+	if [ "$BARE" = 1 ] || ! command -v pkg-config >/dev/null; then
 		local shim=$BUILD/pkg-config-none
 		printf '#!/bin/sh\n# stand-in for a missing pkg-config: knows no package\n[ "$1" = --version ] && echo 0.29.2 && exit 0\nexit 1\n' >"$shim"
 		chmod +x "$shim"
@@ -265,7 +270,7 @@ int main(void) { return zlibVersion()[0] == 0; }'
 		DEPNOTES+=("no pkg-config")
 	fi
 	# Check: the unit tests
-	if command -v pkg-config >/dev/null && pkg-config --exists check; then
+	if [ "$BARE" = 0 ] && command -v pkg-config >/dev/null && pkg-config --exists check; then
 		CMAKE_ARGS+=(-DFAULTLINE_TESTS=ON)
 		TARGETS+=(check_cupti)
 		DEPNOTES+=("Check")
@@ -275,7 +280,7 @@ int main(void) { return zlibVersion()[0] == 0; }'
 		DEPNOTES+=("no Check: unit tests off")
 	fi
 	# MPI: multi-rank runs
-	if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+	if [ "$BARE" = 0 ] && command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
 		HAVE_MPI=1
 		DEPNOTES+=("MPI")
 	else
@@ -416,7 +421,7 @@ plan_runs() {
 		name=$(basename "$s" .json)
 		case ${b:-} in
 		auto | cuda) RUNS+=("$name|$s|$r|") ;;
-		emu) RUNS+=("$name|$s|$r|--backend cuda") ;;
+		emu) RUNS+=("$name|$s|$r|--backend $BACKEND") ;;
 		esac
 	done
 }
@@ -449,7 +454,7 @@ s_auto() {
 	local b
 	b=$(python3 -c 'import glob,json,sys; print(json.load(open(glob.glob(sys.argv[1] + "/*.truth.json")[0]))["environment"]["backend"])' "$d")
 	NOTE="backend auto picked $b"
-	[ "$b" = cuda ]
+	[ "$b" = "$BACKEND" ] || { [ "$BACKEND" = emu ] && [ "$b" = emu ]; }
 }
 
 # ---- each trace ----
@@ -591,7 +596,7 @@ s_overhead() {
 	for i in 1 2 3; do
 		for mode in 1 0; do
 			echo "== pair $i, FL_CUPTI=$mode"
-			if FL_CUPTI=$mode $TIMEOUT "$RUN_TIMEOUT" "$FL" run "$s" --backend cuda --steps 20 -o "$d/cupti$mode" >"$d/run.out" 2>&1; then
+			if FL_CUPTI=$mode $TIMEOUT "$RUN_TIMEOUT" "$FL" run "$s" --backend "$BACKEND" --steps 20 -o "$d/cupti$mode" >"$d/run.out" 2>&1; then
 				cat "$d/run.out"
 				v=$(sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p' "$d/run.out" | head -1)
 				if [ "$mode" = 1 ]; then on+=("$v"); else off+=("$v"); fi
