@@ -107,10 +107,20 @@ static const char *const kind_names[] = {
 	"CONCURRENT_KERNEL", "MEMCPY", "MEMSET", "RUNTIME", "SYNCHRONIZATION", "EXTERNAL_CORRELATION", "OVERHEAD",
 };
 
+/* Per-call control of API records (cuptiActivityEnableDriverApi / RuntimeApi)
+ * came with CUDA 12.5 (CUPTI API version 23); an older CUPTI records every
+ * driver call (the DRIVER kind) and every runtime query. */
+#if CUPTI_API_VERSION >= 23
+#define FL_CUPTI_PER_CALL 1
+#else
+#define FL_CUPTI_PER_CALL 0
+#endif
+
 /* Driver kernel launches made outside any public API call: asked for when this
  * CUPTI knows the kind (not required; cupti_convert.h shows them as driver calls). */
 static const CUpti_ActivityKind optional_kinds[] = {CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API};
 
+#if FL_CUPTI_PER_CALL
 /* Runtime calls not recorded at all: cheap queries a library makes around
  * every launch (cuBLAS asks cudaGetDevice and cudaGetLastError on each GEMM),
  * which would cost a record each and show nothing a reader uses. Kineto drops
@@ -160,6 +170,7 @@ static const CUpti_CallbackId driver_launches[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
+#endif
 
 const char *fl_cupti_version(void)
 {
@@ -179,8 +190,12 @@ void fl_cupti_stop(void)
 		cuptiActivityDisable(kinds[k]);
 	for (size_t k = 0; k < sizeof(optional_kinds) / sizeof(optional_kinds[0]); k++)
 		cuptiActivityDisable(optional_kinds[k]);
+#if FL_CUPTI_PER_CALL
 	for (size_t k = 0; k < sizeof(driver_launches) / sizeof(driver_launches[0]); k++)
 		cuptiActivityEnableDriverApi(driver_launches[k], 0);
+#else
+	cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+#endif
 	pthread_mutex_lock(&cap.mu);
 	cap.armed = 0;
 	pthread_mutex_unlock(&cap.mu);
@@ -264,6 +279,7 @@ enum fl_status fl_cupti_start(const struct fl_cupti_options *o)
 	}
 	for (size_t k = 0; k < sizeof(optional_kinds) / sizeof(optional_kinds[0]); k++)
 		(void)cuptiActivityEnable(optional_kinds[k]); /* an older CUPTI may not know it */
+#if FL_CUPTI_PER_CALL
 	for (size_t k = 0; k < sizeof(driver_launches) / sizeof(driver_launches[0]); k++) {
 		if ((r = cuptiActivityEnableDriverApi(driver_launches[k], 1)) != CUPTI_SUCCESS) {
 			st = cupti_fail("enabling driver kernel-launch activity", r);
@@ -274,6 +290,12 @@ enum fl_status fl_cupti_start(const struct fl_cupti_options *o)
 	/* (a saving, not a need: a CUPTI that refuses one still records it) */
 	for (size_t k = 0; k < sizeof(quiet_runtime) / sizeof(quiet_runtime[0]); k++)
 		(void)cuptiActivityEnableRuntimeApi(quiet_runtime[k], 0);
+#else
+	if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS) {
+		st = cupti_fail("enabling DRIVER activity", r);
+		goto fail;
+	}
+#endif
 	return FL_OK;
 fail:
 	{
