@@ -9,7 +9,8 @@
  * it). Cheap runtime queries (cudaGetDevice, cudaGetLastError, attribute and
  * capture-state queries, event create/destroy; the list is in the source) are
  * not recorded, as Kineto leaves them out of its traces: they launch nothing
- * and would cost a record per call. Without a GPU driver CUPTI refuses the
+ * and would cost a record per call (CUDA 12.5+, which has per-call control;
+ * before it every runtime and driver call is recorded). Without a GPU driver CUPTI refuses the
  * kinds; start then fails with that reason (the backend's "no GPU" signal).
  *
  * Around every device call the backend pushes the external correlation id of
