@@ -107,6 +107,62 @@ static const char *const kind_names[] = {
 	"CONCURRENT_KERNEL", "MEMCPY", "MEMSET", "RUNTIME", "SYNCHRONIZATION", "EXTERNAL_CORRELATION", "OVERHEAD",
 };
 
+/* Per-call control of API records (cuptiActivityEnableDriverApi / RuntimeApi)
+ * came with CUDA 12.5 (CUPTI API version 23); an older CUPTI records every
+ * driver call (the DRIVER kind) and every runtime query. */
+#if CUPTI_API_VERSION >= 23
+#define FL_CUPTI_PER_CALL 1
+#else
+#define FL_CUPTI_PER_CALL 0
+#endif
+
+/* Driver kernel launches made outside any public API call: asked for when this
+ * CUPTI knows the kind (not required; cupti_convert.h shows them as driver calls). */
+static const CUpti_ActivityKind optional_kinds[] = {CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API};
+
+#if FL_CUPTI_PER_CALL
+/* Runtime calls not recorded at all: cheap queries a library makes around
+ * every launch (cuBLAS asks cudaGetDevice and cudaGetLastError on each GEMM),
+ * which would cost a record each and show nothing a reader uses. Kineto drops
+ * cudaGetDevice, cudaSetDevice, cudaGetLastError and the event create/destroy
+ * calls from its traces after recording them (its isBlockListedRuntimeCbid);
+ * here they, and the other pure queries below, are switched off at the source
+ * (cuptiActivityEnableRuntimeApi), so the op storm's ~360 launches a step pay
+ * for the launches only. Every call that launches, copies, sets, synchronises
+ * or waits is still recorded. */
+static const CUpti_CallbackId quiet_runtime[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceFlags_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetPriority_v5050,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetPriority_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetFlags_v5050,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetFlags_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_ptsz_v11030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020,
+};
+
 /* Driver calls that launch kernels (libraries such as cuBLAS launch through the
  * driver): recorded so their kernels have a launching call too. */
 static const CUpti_CallbackId driver_launches[] = {
@@ -114,6 +170,7 @@ static const CUpti_CallbackId driver_launches[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
+#endif
 
 const char *fl_cupti_version(void)
 {
@@ -131,8 +188,14 @@ void fl_cupti_stop(void)
 {
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		cuptiActivityDisable(kinds[k]);
+	for (size_t k = 0; k < sizeof(optional_kinds) / sizeof(optional_kinds[0]); k++)
+		cuptiActivityDisable(optional_kinds[k]);
+#if FL_CUPTI_PER_CALL
 	for (size_t k = 0; k < sizeof(driver_launches) / sizeof(driver_launches[0]); k++)
 		cuptiActivityEnableDriverApi(driver_launches[k], 0);
+#else
+	cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+#endif
 	pthread_mutex_lock(&cap.mu);
 	cap.armed = 0;
 	pthread_mutex_unlock(&cap.mu);
@@ -214,12 +277,25 @@ enum fl_status fl_cupti_start(const struct fl_cupti_options *o)
 			goto fail;
 		}
 	}
+	for (size_t k = 0; k < sizeof(optional_kinds) / sizeof(optional_kinds[0]); k++)
+		(void)cuptiActivityEnable(optional_kinds[k]); /* an older CUPTI may not know it */
+#if FL_CUPTI_PER_CALL
 	for (size_t k = 0; k < sizeof(driver_launches) / sizeof(driver_launches[0]); k++) {
 		if ((r = cuptiActivityEnableDriverApi(driver_launches[k], 1)) != CUPTI_SUCCESS) {
 			st = cupti_fail("enabling driver kernel-launch activity", r);
 			goto fail;
 		}
 	}
+	/* after the RUNTIME kind, which would otherwise turn them back on */
+	/* (a saving, not a need: a CUPTI that refuses one still records it) */
+	for (size_t k = 0; k < sizeof(quiet_runtime) / sizeof(quiet_runtime[0]); k++)
+		(void)cuptiActivityEnableRuntimeApi(quiet_runtime[k], 0);
+#else
+	if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS) {
+		st = cupti_fail("enabling DRIVER activity", r);
+		goto fail;
+	}
+#endif
 	return FL_OK;
 fail:
 	{

@@ -5,7 +5,12 @@
  * registers the buffer callbacks over a pool of buffers allocated (and touched)
  * now, so the recorded window never allocates, and enables CONCURRENT_KERNEL,
  * MEMCPY, MEMSET, RUNTIME, the driver's kernel-launch calls, SYNCHRONIZATION,
- * EXTERNAL_CORRELATION and OVERHEAD. Without a GPU driver CUPTI refuses the
+ * EXTERNAL_CORRELATION and OVERHEAD (and INTERNAL_LAUNCH_API where CUPTI knows
+ * it). Cheap runtime queries (cudaGetDevice, cudaGetLastError, attribute and
+ * capture-state queries, event create/destroy; the list is in the source) are
+ * not recorded, as Kineto leaves them out of its traces: they launch nothing
+ * and would cost a record per call (CUDA 12.5+, which has per-call control;
+ * before it every runtime and driver call is recorded). Without a GPU driver CUPTI refuses the
  * kinds; start then fails with that reason (the backend's "no GPU" signal).
  *
  * Around every device call the backend pushes the external correlation id of
@@ -62,7 +67,7 @@ struct fl_cupti_options {
 struct fl_cupti_device;
 struct fl_cupti_summary {
 	uint64_t api_calls, kernels, copies, memsets, syncs, overheads;
-	uint64_t linked_calls, unlaunched, folded, dropped;
+	uint64_t linked_calls, unlaunched, folded, read_errors, dropped;
 	double kernel_ms;
 };
 static inline enum fl_status fl_cupti_start(const struct fl_cupti_options *o)

@@ -14,7 +14,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 struct api_rec {
 	uint64_t t0, t1, ext;
 	uint32_t corr, cbid, tid, dense;
-	uint8_t driver, keep, has_ext;
+	uint8_t driver, internal, keep, has_ext;
 };
 
 struct dev_rec {
@@ -220,6 +220,7 @@ static void kernel_occupancy(const struct fl_cupti_device *d, struct fl_event_ar
 /* ---- pass 1 ---- */
 
 struct maps {
+	uint64_t read_errors;    /* buffers whose reading stopped at a bad record */
 	VEC(struct api_rec) api;
 	VEC(struct dev_rec) dev;
 	VEC(struct host_ins) ovh;
@@ -233,16 +234,49 @@ static void learn_context(struct maps *mp, uint32_t ctx, uint32_t device)
 		mp->ctx_device[ctx] = device + 1;
 }
 
-static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_input *in, uint8_t *buf, size_t valid)
+/* A read error is reported on stderr once per process (each is counted). */
+static void read_error(struct maps *mp, size_t buffer, const uint8_t *buf, const CUpti_Activity *last, size_t valid,
+		       CUptiResult r)
 {
+	static int warned;
+	mp->read_errors++;
+	if (warned)
+		return;
+	warned = 1;
+	const char *s = NULL;
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	char where[64] = "at its first record";
+	if (last)
+		snprintf(where, sizeof(where), "after the record at byte %zu", (size_t)((const uint8_t *)last - buf));
+	fprintf(stderr, "faultline: warning: cupti: reading activity buffer %zu (%zu bytes) stopped %s: %s (%d); the "
+		"rest of that buffer is lost and counted as dropped (further read errors are only counted)\n", buffer,
+		valid, where, s, (int)r);
+}
+
+/* Every record of one buffer into the maps: 1, or 0 when out of memory.
+ * CUPTI_ERROR_MAX_LIMIT_REACHED is the normal end of a buffer; any other
+ * result stops the buffer (the next record cannot be found) and is counted. */
+static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_input *in, size_t index)
+{
+	uint8_t *buf = in->buffers[index];
+	size_t valid = in->valid[index];
 	CUpti_Activity *r = NULL;
-	while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
+	CUptiResult res;
+	while ((res = cuptiActivityGetNextRecord(buf, valid, &r)) == CUPTI_SUCCESS) {
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
-		case CUPTI_ACTIVITY_KIND_DRIVER: {
+		case CUPTI_ACTIVITY_KIND_DRIVER:
+		case CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API: {
+			/* an internal launch is a driver kernel launch outside any public
+			 * API call (its cbid is unused): shown as a driver call, so the
+			 * kernel it launched keeps its launch and its op */
 			const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
 			struct api_rec x = {.t0 = a->start, .t1 = a->end, .corr = a->correlationId, .cbid = a->cbid,
-					    .tid = a->threadId, .driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER};
+					    .tid = a->threadId, .driver = r->kind != CUPTI_ACTIVITY_KIND_RUNTIME,
+					    .internal = r->kind == CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API};
+			if (x.internal)
+				x.cbid = 0;
 			if (!VEC_PUSH(mp->api, x))
 				return 0;
 			break;
@@ -258,7 +292,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 		}
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-			const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+			const fl_cupti_kernel_rec *k = (const fl_cupti_kernel_rec *)r;
 			struct dev_rec d = {.t0 = k->start, .t1 = k->end, .corr = k->correlationId, .device = k->deviceId,
 					    .stream_signed = (int32_t)k->streamId, .kind = FL_EV_KERNEL};
 			d.name = kernel_name(nm, k->name);
@@ -275,7 +309,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMCPY: {
-			const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)r;
+			const fl_cupti_memcpy_rec *c = (const fl_cupti_memcpy_rec *)r;
 			struct dev_rec d = {.t0 = c->start, .t1 = c->end, .corr = c->correlationId, .device = c->deviceId,
 					    .stream_signed = (int32_t)c->streamId, .kind = FL_EV_GPU_MEMCPY};
 			d.name = copy_name(nm, c->copyKind, c->srcKind, c->dstKind);
@@ -287,7 +321,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_MEMSET: {
-			const CUpti_ActivityMemset4 *s = (const CUpti_ActivityMemset4 *)r;
+			const fl_cupti_memset_rec *s = (const fl_cupti_memset_rec *)r;
 			struct dev_rec d = {.t0 = s->start, .t1 = s->end, .corr = s->correlationId, .device = s->deviceId,
 					    .stream_signed = (int32_t)s->streamId, .kind = FL_EV_GPU_MEMSET};
 			d.name = set_name(nm, s->memoryKind);
@@ -299,7 +333,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-			const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)r;
+			const fl_cupti_sync_rec *s = (const fl_cupti_sync_rec *)r;
 			struct dev_rec d = {.t0 = s->start, .t1 = s->end, .corr = s->correlationId,
 					    .device = UINT32_MAX, /* resolved from the context in pass 2 */
 					    .stream_signed = (int32_t)s->streamId, .kind = FL_EV_CUDA_SYNC};
@@ -311,7 +345,7 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 		case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-			const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)r;
+			const fl_cupti_overhead_rec *o = (const fl_cupti_overhead_rec *)r;
 			if (o->objectKind != CUPTI_ACTIVITY_OBJECT_THREAD)
 				break; /* device and context overheads have no host row to sit on */
 			struct host_ins h = {.t0 = o->start, .t1 = o->end, .tid = o->objectId.pt.threadId,
@@ -325,6 +359,8 @@ static int read_buffer(struct maps *mp, struct names *nm, const struct fl_cupti_
 			break;
 		}
 	}
+	if (res != CUPTI_ERROR_MAX_LIMIT_REACHED)
+		read_error(mp, index, buf, r, valid, res);
 	return 1;
 }
 
@@ -506,7 +542,7 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 
 	/* pass 1: every record of every buffer into maps */
 	for (size_t i = 0; i < in->n_buffers; i++)
-		if (!read_buffer(&mp, nm, in, in->buffers[i], in->valid[i])) {
+		if (!read_buffer(&mp, nm, in, i)) {
 			st = fl_error(FL_ERUNTIME, "cupti: out of memory reading the capture");
 			goto out;
 		}
@@ -585,10 +621,6 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 			mp.api.v[order[i].idx].dense = (uint32_t)(i + 1);
 		free(order);
 	}
-	uint32_t next_dense = 0;
-	for (size_t i = 0; i < mp.api.n; i++)
-		if (mp.api.v[i].dense > next_dense)
-			next_dense = mp.api.v[i].dense;
 
 	/* device work: one buffer per device, by start time */
 	if (mp.dev.n)
@@ -608,8 +640,10 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 				st = fl_error(FL_ERUNTIME, "cupti: out of memory converting the capture");
 				goto out;
 			}
+			/* device work whose launch is not in the trace gets correlation 0,
+			 * "no launch": no flow arrow ends on it (none could start) */
 			struct api_rec *a = api_by_corr(mp.api.v, mp.api.n, d->corr);
-			uint32_t corr = a && a->keep ? a->dense : ++next_dense;
+			uint32_t corr = a && a->keep ? a->dense : 0;
 			if (!(a && a->keep))
 				out->unlaunched++;
 			struct fl_event *e = &b->ev[b->n++];
@@ -641,7 +675,9 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 			continue;
 		struct host_ins h = {.t0 = a->t0, .t1 = a->t1, .tid = a->tid, .corr = a->dense, .anchor = FL_SLOT_NONE,
 				     .kind = a->driver ? FL_EV_CUDA_DRIVER : FL_EV_CUDA_RUNTIME,
-				     .name = api_name(nm, a->driver, a->cbid), .value = a->cbid};
+				     .name = a->internal ? fl_tracer_intern(FL_CUPTI_INTERNAL_LAUNCH_NAME)
+							 : api_name(nm, a->driver, a->cbid),
+				     .value = a->cbid};
 		if (a->has_ext) {
 			h.tid = (uint32_t)(a->ext >> 32);
 			h.anchor = (uint32_t)a->ext;
@@ -697,16 +733,19 @@ enum fl_status fl_cupti_convert(const struct fl_cupti_input *in, struct fl_cupti
 		i = j;
 	}
 
-	/* records CUPTI could not store: reported in the trace and the truth */
-	out->dropped = in->dropped;
-	if (in->dropped) {
+	/* records CUPTI could not store, and buffers that could not be read to
+	 * their end (each counted as one record lost: at least that many were):
+	 * reported in the trace and the truth */
+	out->read_errors = mp.read_errors;
+	out->dropped = in->dropped + mp.read_errors;
+	if (out->dropped) {
 		struct fl_tbuf *b = NULL;
 		for (size_t i = 0; i < 16 && !b; i++)
 			b = dev_bufs[i];
 		if (!b)
 			b = fl_tracer_threads();
 		if (b)
-			b->dropped += in->dropped;
+			b->dropped += out->dropped;
 	}
 out:
 	free(mp.api.v);

@@ -21,6 +21,15 @@
  *    launch → kernel flow arrows, exactly as for emu.
  *
  * Correlation ids are renumbered densely (1, 2, …) in the order calls began.
+ * Device work whose launching call is not in the window gets correlation 0
+ * ("no launch"), so no flow arrow ends on it without one starting. A driver
+ * kernel launch made outside any public API call (CUPTI's INTERNAL_LAUNCH_API
+ * record) is a cuda_driver call like the others, so its kernel stays linked.
+ *
+ * A buffer is read until CUPTI says it has no more records; any other answer
+ * (a record CUPTI cannot parse) ends that buffer early: the first is reported
+ * on stderr, every one is counted (read_errors) and added to the dropped count
+ * the trace reports, since records were lost.
  * Timestamps are used as they are: under backend cuda a tracer tick is a
  * CLOCK_REALTIME nanosecond, the clock CUPTI stamps with (capture/clock.h).
  *
@@ -38,6 +47,39 @@
 #include <stdint.h>
 
 #include "common/status.h"
+
+#include <cupti.h>
+
+/* The activity record types of the CUPTI this is built with. CUPTI writes
+ * each record in the newest layout its own version knows, so the struct must
+ * be the one of the headers beside the linked library, whose name changes
+ * with the toolkit: CUpti_ActivityKernel9 up to 12.9, Kernel10 in 13.0-13.1,
+ * Kernel11 in 13.2, Kernel12 from 13.3; Memcpy6 and Synchronization2 from 12.8
+ * (API version 26). Every field read here has the same name in all of them. The
+ * overhead record only grew at its end: its first version's fields suffice.
+ * (CUPTI_API_VERSION is 19-28 for 12.x and xxyyzz from 13.0: 130000.) */
+#if CUPTI_API_VERSION >= 130300
+typedef CUpti_ActivityKernel12 fl_cupti_kernel_rec;
+#elif CUPTI_API_VERSION >= 130200
+typedef CUpti_ActivityKernel11 fl_cupti_kernel_rec;
+#elif CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 fl_cupti_kernel_rec;
+#else
+typedef CUpti_ActivityKernel9 fl_cupti_kernel_rec;
+#endif
+#if CUPTI_API_VERSION >= 26
+typedef CUpti_ActivityMemcpy6 fl_cupti_memcpy_rec;
+typedef CUpti_ActivitySynchronization2 fl_cupti_sync_rec;
+#else
+typedef CUpti_ActivityMemcpy5 fl_cupti_memcpy_rec;
+typedef CUpti_ActivitySynchronization fl_cupti_sync_rec;
+#endif
+typedef CUpti_ActivityMemset4 fl_cupti_memset_rec;
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityOverhead3 fl_cupti_overhead_rec;
+#else
+typedef CUpti_ActivityOverhead fl_cupti_overhead_rec;
+#endif
 
 /* What occupancy estimates need to know about a device. */
 struct fl_cupti_device {
@@ -69,9 +111,14 @@ struct fl_cupti_summary {
 	uint64_t linked_calls;       /* API calls placed under the op named by their external id */
 	uint64_t unlaunched;         /* device work whose launching call is not in the window */
 	uint64_t folded;             /* clock-stretch kernels folded into the kernel they stretch */
-	uint64_t dropped;
+	uint64_t read_errors;        /* buffers whose reading stopped early (CUPTI rejected a record) */
+	uint64_t dropped;            /* in->dropped + read_errors: what the trace reports as dropped */
 	double kernel_ms;            /* total time of compute kernels (not nccl*) */
 };
+
+/* The name of a CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API record (a driver
+ * kernel launch made outside any public API call), a cuda_driver event. */
+#define FL_CUPTI_INTERNAL_LAUNCH_NAME "cuLaunchKernel (internal)"
 
 /* The external correlation id the backend pushes around a device call: the
  * thread's id and the slot of the op open on it (fl_span_innermost). */

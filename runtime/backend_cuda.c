@@ -18,10 +18,17 @@
  * told to stamp with — so host spans and device records share one clock with
  * no mapping between them. FL_CUPTI=0 runs without any capture (to measure
  * what capture costs); the trace then has host rows only.
+ * FL_CUDA_CLOCK_FACTOR=F (> 1) throttles the device from the start, as the
+ * throttled_rank fault does one rank's, and reports the recorded window's
+ * real and added kernel time on stderr: a check of the throttle emulation on
+ * one GPU (tests/gpu-check.sh).
  *
  * A clock factor f > 1 emulates a throttled device: a stamp kernel before each
- * compute kernel notes the device clock, a stretch kernel after it spins for
- * (f − 1) × the time since; the capture folds both into the stretched kernel.
+ * compute kernel notes the device clock once the host has enqueued the kernel
+ * (a gate in host-mapped memory, so launch gaps of a starved stream are not
+ * counted), a stretch kernel after it spins for (f − 1) × the kernel's own
+ * time (since the stamp, less the measured stamp-to-stretch time around no
+ * work); the capture folds both into the stretched kernel.
  *
  * cuBLAS and NCCL are loaded with dlopen when the backend opens, so a
  * CUDA-enabled faultline starts as fast as any other (libcublasLt alone adds
@@ -102,7 +109,11 @@ struct cuda_dev {
 	float clock_factor;
 	unsigned long long *stamp;           /* device: the clock stamp of the compute stream */
 	struct fl_clock_counters *counters;  /* host-mapped */
+	unsigned long long stamp_seq;        /* sequence number of the last stamp launched */
+	unsigned long long baseline_ns;      /* stamp → stretch time around no work */
 	struct fl_clock_counters base;       /* counters at the last stats reset */
+	struct fl_clock_counters win;        /* counters when the recorded window began */
+	int env_factor;                      /* the factor came from FL_CUDA_CLOCK_FACTOR */
 	struct fl_device_stats st;
 	struct fl_cupti_summary last;        /* the last collected capture */
 	struct fl_cupti_device cdev;
@@ -233,15 +244,21 @@ static enum fl_status nccl_open(struct cuda_dev *d, int rank, int world)
 				world, why[0] ? why : "missing symbols");
 	if (ok < (float)world)
 		return fl_error(FL_ERUNTIME, "cuda: NCCL is not usable on every rank (%d of %d can load it)", (int)ok, world);
-	ncclUniqueId id;
-	memset(&id, 0, sizeof(id));
-	ncclResult_t r = ncclSuccess;
+	/* rank 0's id goes out with its result, so a failed ncclGetUniqueId fails
+	 * every rank at once (instead of the others joining an all-zero id) */
+	struct {
+		int32_t result;
+		ncclUniqueId id;
+	} root;
+	memset(&root, 0, sizeof(root));
 	if (rank == 0)
-		r = n->get_unique_id(&id);
-	if ((st = fl_comm_bcast(&id, sizeof(id), 0)))
+		root.result = (int32_t)n->get_unique_id(&root.id);
+	if ((st = fl_comm_bcast(&root, sizeof(root), 0)))
 		return st;
-	if (r == ncclSuccess)
-		r = n->init_rank(&n->comm, world, id, rank);
+	if (root.result != ncclSuccess)
+		return fl_error(FL_ERUNTIME, "cuda: NCCL initialisation failed: ncclGetUniqueId on rank 0: %s",
+				n->error_string((ncclResult_t)root.result));
+	ncclResult_t r = n->init_rank(&n->comm, world, root.id, rank);
 	if (r != ncclSuccess)
 		return fl_error(FL_ERUNTIME, "cuda: NCCL initialisation failed on rank %d: %s", rank, n->error_string(r));
 	return FL_OK;
@@ -261,8 +278,8 @@ static void nccl_close(struct cuda_dev *d)
 		return;
 	if (n->comm)
 		n->destroy(n->comm);
-	if (n->lib)
-		dlclose(n->lib);
+	/* never dlclose'd: NCCL keeps threads (its proxy and watchdog) for the
+	 * life of the process, which would run unmapped code after a dlclose */
 	free(n);
 	d->nccl = NULL;
 }
@@ -374,6 +391,57 @@ static void run_kernel(struct cuda_dev *d, int impl, const struct fl_kernel_args
 	CUDA_OK(d, cudaLaunchKernel(k->fn, grid, block, args, 0, s));
 }
 
+/* ---- throttled device: stamp, gate, stretch (cuda_kernels.h) ---- */
+
+static void stamp_launch(struct cuda_dev *d, cudaStream_t s)
+{
+	unsigned long long seq = ++d->stamp_seq;
+	const struct fl_clock_counters *c = d->counters;
+	void *sa[] = {&d->stamp, &c, &seq};
+	CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_stamp, (dim3){1, 1, 1}, (dim3){1, 1, 1}, sa, 0, s));
+}
+
+/* The kernels after the last stamp are enqueued: it may note the clock. */
+static void gate_open(struct cuda_dev *d)
+{
+	__atomic_store_n(&d->counters->gate, d->stamp_seq, __ATOMIC_RELEASE);
+}
+
+static void stretch_launch(struct cuda_dev *d, float factor, unsigned long long baseline_ns, cudaStream_t s)
+{
+	const unsigned long long *stamp = d->stamp;
+	struct fl_clock_counters *c = d->counters;
+	void *ta[] = {&stamp, &factor, &baseline_ns, &c};
+	CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_stretch, (dim3){1, 1, 1}, (dim3){1, 1, 1}, ta, 0, s));
+}
+
+/* The stamp-to-stretch time around an empty kernel (the launch-to-launch time
+ * of three back-to-back kernels): the least of a few tries, taken off every
+ * measured kernel so the stretch is proportional to the kernel alone. Runs
+ * when the fault is set up, outside any op and before the recorded window. */
+static int measure_baseline(struct cuda_dev *d)
+{
+	unsigned long long best = ~0ull;
+	for (int i = 0; i < 16 && !d->error; i++) {
+		unsigned long long before = ((volatile struct fl_clock_counters *)d->counters)->kernel_ns;
+		stamp_launch(d, d->compute);
+		CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_empty, (dim3){1, 1, 1}, (dim3){1, 1, 1}, NULL, 0, d->compute));
+		gate_open(d);
+		stretch_launch(d, 1.0f, 0, d->compute);
+		if (!CUDA_OK(d, cudaStreamSynchronize(d->compute)))
+			break;
+		unsigned long long t = ((volatile struct fl_clock_counters *)d->counters)->kernel_ns - before;
+		if (t < best)
+			best = t;
+	}
+	if (d->error)
+		return 0;
+	d->baseline_ns = best;
+	d->counters->kernel_ns = d->counters->extra_ns = 0;
+	d->base = (struct fl_clock_counters){0};
+	return 1;
+}
+
 /* ---- the interface ---- */
 
 static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream)
@@ -390,20 +458,15 @@ static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const 
 	cudaStream_t s = stream_of(d, stream);
 	int stretch = d->clock_factor > 1.0f && stream != FL_STREAM_COMM;
 	int pushed = ext_push(d);
-	if (stretch) {
-		void *sa[] = {&d->stamp};
-		CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_stamp, (dim3){1, 1, 1}, (dim3){1, 1, 1}, sa, 0, s));
-	}
+	if (stretch)
+		stamp_launch(d, s);
 	if (impl < 0)
 		gemm(d, impl, a);
 	else
 		run_kernel(d, impl, a, s);
 	if (stretch) {
-		const unsigned long long *stamp = d->stamp;
-		float f = d->clock_factor;
-		struct fl_clock_counters *c = d->counters;
-		void *ta[] = {&stamp, &f, &c};
-		CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_stretch, (dim3){1, 1, 1}, (dim3){1, 1, 1}, ta, 0, s));
+		gate_open(d);
+		stretch_launch(d, d->clock_factor, d->baseline_ns, s);
 	}
 	ext_pop(pushed);
 	d->st.kernels++;
@@ -495,6 +558,8 @@ static enum fl_status cuda_set_clock_factor(struct fl_backend *be, double factor
 			return fl_error(d->error, "%s", d->error_msg);
 		d->counters = host;
 		memset(d->counters, 0, sizeof(*d->counters));
+		if (!measure_baseline(d))
+			return fl_error(d->error, "%s", d->error_msg);
 	}
 	d->clock_factor = (float)factor;
 	return FL_OK;
@@ -506,7 +571,7 @@ static void cuda_stats(struct fl_backend *be, struct fl_device_stats *out, int r
 	*out = d->st;
 	if (d->counters) { /* throttled: the device's own account of real and added time */
 		volatile struct fl_clock_counters *c = d->counters;
-		struct fl_clock_counters now = {c->kernel_ns, c->extra_ns};
+		struct fl_clock_counters now = {c->kernel_ns, c->extra_ns, 0};
 		out->kernel_ms = (double)(now.kernel_ns - d->base.kernel_ns) / 1e6;
 		out->stretched_ms = (double)(now.extra_ns - d->base.extra_ns) / 1e6;
 		if (reset)
@@ -594,6 +659,10 @@ static const char *cuda_device_properties(struct fl_backend *be)
 static void source_window_begin(void *ctx)
 {
 	struct cuda_dev *d = ctx;
+	if (d->counters && !d->error && CUDA_OK(d, cudaDeviceSynchronize())) {
+		volatile struct fl_clock_counters *c = d->counters;
+		d->win = (struct fl_clock_counters){c->kernel_ns, c->extra_ns, 0};
+	}
 	if (d->capture)
 		fl_cupti_window_begin();
 }
@@ -605,6 +674,12 @@ static enum fl_status source_collect(void *ctx, uint64_t t0, uint64_t t1)
 		CUDA_OK(d, cudaDeviceSynchronize()); /* errors of asynchronous work surface here */
 	if (d->error)
 		return fl_error(d->error, "%s", d->error_msg);
+	if (d->env_factor) { /* what tests/gpu-check.sh compares with the trace's kernels */
+		volatile struct fl_clock_counters *c = d->counters;
+		fprintf(stderr, "faultline: cuda: FL_CUDA_CLOCK_FACTOR %.3f, recorded window: kernels %.3f ms, stretched by %.3f ms "
+			"(baseline %.3f us)\n", d->clock_factor, (double)(c->kernel_ns - d->win.kernel_ns) / 1e6,
+			(double)(c->extra_ns - d->win.extra_ns) / 1e6, (double)d->baseline_ns / 1e3);
+	}
 	if (!d->capture)
 		return FL_OK;
 	return fl_cupti_collect(t0, t1, &d->last);
@@ -745,6 +820,21 @@ static enum fl_status cuda_open(struct fl_backend *be, const struct fl_backend_c
 		goto fail;
 	if (cfg->world_size > 1 && (st = nccl_open(d, cfg->rank, cfg->world_size)))
 		goto fail;
+
+	/* FL_CUDA_CLOCK_FACTOR=F throttles this process's device as the
+	 * throttled_rank fault does, so the emulation can be checked on one GPU */
+	const char *cf = getenv("FL_CUDA_CLOCK_FACTOR");
+	if (cf && cf[0]) {
+		char *end = NULL;
+		double f = strtod(cf, &end);
+		if (!end || *end || !(f >= 1.0)) {
+			st = fl_error(FL_EINPUT, "cuda: FL_CUDA_CLOCK_FACTOR '%s' is not a number >= 1", cf);
+			goto fail;
+		}
+		if ((st = cuda_set_clock_factor(be, f)))
+			goto fail;
+		d->env_factor = f > 1.0;
+	}
 
 	struct fl_capture_source src = {.window_begin = source_window_begin, .collect = source_collect, .ctx = d};
 	fl_tracer_set_source(&src);

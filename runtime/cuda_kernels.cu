@@ -107,14 +107,26 @@ static __device__ __forceinline__ unsigned long long global_ns(void)
 	return t;
 }
 
-__global__ void fl_clock_stamp(unsigned long long *stamp)
+// Waits (at most FL_CUDA_GATE_MAX_NS) until the host has enqueued the work this
+// stamp brackets (gate >= seq), then notes the clock: the work starts right
+// after, so the stamp is its start and not the moment the stream ran dry.
+__global__ void fl_clock_stamp(unsigned long long *stamp, const struct fl_clock_counters *c, unsigned long long seq)
 {
+	const volatile struct fl_clock_counters *vc = c;
+	unsigned long long t0 = global_ns(), now = t0;
+	while (vc->gate < seq && now - t0 < FL_CUDA_GATE_MAX_NS)
+		now = global_ns();
 	*stamp = global_ns();
 }
 
-__global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, struct fl_clock_counters *c)
+// Spins for (factor - 1) x the bracketed work's own time: from the stamp to
+// this kernel's start, less the stamp-to-stretch time of no work at all
+// (baseline_ns, measured when the factor is set).
+__global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, unsigned long long baseline_ns,
+				 struct fl_clock_counters *c)
 {
-	unsigned long long start = global_ns(), real = start - *stamp;
+	unsigned long long start = global_ns(), since = start - *stamp;
+	unsigned long long real = since > baseline_ns ? since - baseline_ns : 0;
 	unsigned long long until = start + (unsigned long long)((double)real * (double)(factor - 1.0f));
 	unsigned long long now = start;
 	while (now < until)
@@ -125,6 +137,9 @@ __global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, 
 	vc->extra_ns += now - start;
 	__threadfence_system();
 }
+
+// Nothing: what the stretch baseline is measured around.
+__global__ void fl_clock_empty(void) {}
 
 const struct fl_cuda_kernel fl_cuda_kernels[] = {
 	{"clamp_min_kernel", (const void *)clamp_min_kernel, FL_CUDA_ELEMENTWISE},
@@ -143,5 +158,6 @@ const struct fl_cuda_kernel fl_cuda_kernels[] = {
 
 const void *const fl_cuda_clock_stamp = (const void *)fl_clock_stamp;
 const void *const fl_cuda_clock_stretch = (const void *)fl_clock_stretch;
+const void *const fl_cuda_clock_empty = (const void *)fl_clock_empty;
 
 } // extern "C"

@@ -9,10 +9,14 @@
  * with n = m × n elements of fl_kernel_args.
  *
  * The two clock kernels emulate a throttled device (set_clock_factor): the
- * stamp kernel, launched before a compute kernel, notes the device clock; the
- * stretch kernel, launched after it, spins for (factor − 1) × the time since
- * the stamp and accumulates the real and added time in host-mapped counters.
- * The capture folds the pair into the kernel they bracket (cupti_convert.h).
+ * stamp kernel, launched before a compute kernel, waits until the host says
+ * that kernel is enqueued (the gate counter reaches the stamp's sequence
+ * number) and notes the device clock, so a stream that ran dry while the host
+ * was launching adds nothing; the stretch kernel, launched after it, spins for
+ * (factor − 1) × the kernel's own time — the time since the stamp less the
+ * stamp-to-stretch time around no work (the baseline, measured once) — and
+ * accumulates the real and added time in host-mapped counters. The capture
+ * folds the pair into the kernel they bracket (cupti_convert.h).
  */
 #ifndef FL_CUDA_KERNELS_H
 #define FL_CUDA_KERNELS_H
@@ -38,13 +42,20 @@ extern const struct fl_cuda_kernel fl_cuda_kernels[];
 
 #define FL_CUDA_REDUCE_THREADS 1024
 
-/* Throttled-device emulation (one thread each). */
+/* Throttled-device emulation (one thread each), in host-mapped memory. */
 struct fl_clock_counters {
-	unsigned long long kernel_ns;  /* time between stamp and stretch */
+	unsigned long long kernel_ns;  /* the bracketed kernels' own time */
 	unsigned long long extra_ns;   /* time the stretch spun */
+	unsigned long long gate;       /* host: the last stamp whose kernel is enqueued */
 };
-extern const void *const fl_cuda_clock_stamp;   /* (unsigned long long *stamp) */
-extern const void *const fl_cuda_clock_stretch; /* (const unsigned long long *stamp, float factor, struct fl_clock_counters *c) */
+/* the longest a stamp waits for its gate (the host failed between the launches) */
+#define FL_CUDA_GATE_MAX_NS 10000000ull
+/* (unsigned long long *stamp, const struct fl_clock_counters *c, unsigned long long seq) */
+extern const void *const fl_cuda_clock_stamp;
+/* (const unsigned long long *stamp, float factor, unsigned long long baseline_ns, struct fl_clock_counters *c) */
+extern const void *const fl_cuda_clock_stretch;
+/* (void): the baseline is measured around it */
+extern const void *const fl_cuda_clock_empty;
 #define FL_CUDA_CLOCK_STAMP_NAME "fl_clock_stamp"
 #define FL_CUDA_CLOCK_STRETCH_NAME "fl_clock_stretch"
 

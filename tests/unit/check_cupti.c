@@ -1,11 +1,13 @@
 /* check_cupti.c — CUPTI records → trace events, without a GPU.
  *
- * The records are built here as CUPTI writes them (CUpti_ActivityKernel10,
- * Memcpy6, Memset4, API, Synchronization2, ExternalCorrelation, Overhead3),
+ * The records are built here as CUPTI writes them (in the record types of the
+ * CUPTI built against, cupti_convert.h: CUpti_ActivityKernel10, Memcpy6,
+ * Memset4, API, Synchronization2, ExternalCorrelation, Overhead3 on 13.0),
  * spread over several buffers, around host spans the tracer really recorded.
  * The conversion's events are written with fl_kineto_write and read back, so
  * the assertions are on what a trace reader sees: names, rows, args, External
- * ids, flows, ordering, dropped records. Also: CUPTI and the cuda backend
+ * ids, flows (none dangling), ordering, dropped records, internal launches,
+ * records CUPTI cannot read. Also: CUPTI and the cuda backend
  * refuse cleanly on a machine without a GPU (skipped where one is usable).
  */
 #include <check.h>
@@ -66,7 +68,7 @@ static void add_ext(struct rbuf *b, uint32_t corr, uint64_t ext)
 static void add_kernel(struct rbuf *b, const char *name, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t stream,
 		       int grid, int block, uint16_t regs, int smem)
 {
-	CUpti_ActivityKernel10 *k = rec(b, sizeof(*k));
+	fl_cupti_kernel_rec *k = rec(b, sizeof(*k));
 	k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k->name = name;
 	k->start = t0;
@@ -84,7 +86,7 @@ static void add_kernel(struct rbuf *b, const char *name, uint64_t t0, uint64_t t
 static void add_memcpy(struct rbuf *b, uint8_t kind, uint8_t src, uint8_t dst, uint64_t bytes, uint64_t t0, uint64_t t1,
 		       uint32_t corr, uint32_t stream)
 {
-	CUpti_ActivityMemcpy6 *c = rec(b, sizeof(*c));
+	fl_cupti_memcpy_rec *c = rec(b, sizeof(*c));
 	c->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	c->copyKind = kind;
 	c->srcKind = src;
@@ -99,7 +101,7 @@ static void add_memcpy(struct rbuf *b, uint8_t kind, uint8_t src, uint8_t dst, u
 
 static void add_memset(struct rbuf *b, uint64_t bytes, uint64_t t0, uint64_t t1, uint32_t corr, uint32_t stream)
 {
-	CUpti_ActivityMemset4 *s = rec(b, sizeof(*s));
+	fl_cupti_memset_rec *s = rec(b, sizeof(*s));
 	s->kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	s->bytes = bytes;
 	s->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -113,7 +115,7 @@ static void add_memset(struct rbuf *b, uint64_t bytes, uint64_t t0, uint64_t t1,
 static void add_sync(struct rbuf *b, CUpti_ActivitySynchronizationType type, uint64_t t0, uint64_t t1, uint32_t corr,
 		     uint32_t stream)
 {
-	CUpti_ActivitySynchronization2 *s = rec(b, sizeof(*s));
+	fl_cupti_sync_rec *s = rec(b, sizeof(*s));
 	s->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
 	s->type = type;
 	s->start = t0;
@@ -125,7 +127,7 @@ static void add_sync(struct rbuf *b, CUpti_ActivitySynchronizationType type, uin
 
 static void add_overhead(struct rbuf *b, uint64_t t0, uint64_t t1, uint32_t tid)
 {
-	CUpti_ActivityOverhead3 *o = rec(b, sizeof(*o));
+	fl_cupti_overhead_rec *o = rec(b, sizeof(*o));
 	o->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
 	o->overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
 	o->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
@@ -227,6 +229,48 @@ static int has_flow(const cJSON *events, const char *ph, int id, int pid, int ti
 			return 1;
 	}
 	return 0;
+}
+
+/* Every flow end ("f") has its start ("s"): no arrow comes from nowhere. */
+static int dangling_flows(const cJSON *events)
+{
+	int bad = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *p = cJSON_GetObjectItem(e, "ph");
+		if (!cJSON_IsString(p) || strcmp(p->valuestring, "f") != 0)
+			continue;
+		int id = (int)num(e, "id"), found = 0;
+		const cJSON *s;
+		cJSON_ArrayForEach(s, events) {
+			const cJSON *q = cJSON_GetObjectItem(s, "ph");
+			if (cJSON_IsString(q) && strcmp(q->valuestring, "s") == 0 && (int)num(s, "id") == id)
+				found = 1;
+		}
+		bad += !found;
+	}
+	return bad;
+}
+
+static void add_internal_launch(struct rbuf *b, uint64_t t0, uint64_t t1, uint32_t tid, uint32_t corr)
+{
+	add_api(b, 1, 0, t0, t1, tid, corr);
+	((CUpti_ActivityAPI *)(b->p + b->n - sizeof(CUpti_ActivityAPI)))->kind = CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API;
+}
+
+/* Write the tracer's buffers as a trace and read it back. */
+static cJSON *write_and_load(uint64_t w0, uint64_t w1, struct fl_trace_stats *ts)
+{
+	char path[] = "/tmp/fl-check-cupti-XXXXXX.json";
+	int fd = mkstemps(path, 5);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	struct fl_trace_meta meta = {.trace_name = "cupti", .process_name = "faultline", .world_size = 1,
+				     .window_t0 = w0, .window_t1 = w1};
+	ck_assert_int_eq(fl_kineto_write(path, &meta, ts), FL_OK);
+	cJSON *doc = load_trace(path);
+	unlink(path);
+	return doc;
 }
 
 static int index_of(const cJSON *events, const cJSON *x)
@@ -417,10 +461,14 @@ START_TEST(records_become_linked_events)
 	ck_assert_int_eq((int)num(sync, "tid"), (int)stream);
 	ck_assert_int_eq((int)arg_num(sync, "correlation"), (int)arg_num(sync_call, "correlation"));
 
-	/* device work without its call: kept (it ran in the window), with no op */
+	/* device work without its call: kept (it ran in the window), with no op,
+	 * correlation 0 ("no launch") and no flow arrow ending on it */
 	const cJSON *orphan = find_x(ev, "gpu_memset", "Memset (Device)", 1);
 	ck_assert_ptr_nonnull(orphan);
 	ck_assert_int_eq((int)arg_num(orphan, "External id"), 0);
+	ck_assert_int_eq((int)arg_num(orphan, "correlation"), 0);
+	ck_assert_int_eq(dangling_flows(ev), 0);
+	ck_assert_uint_eq(sum.read_errors, 0);
 
 	/* CUPTI's overhead on the thread, on the thread's row */
 	const cJSON *ovh = find_x(ev, "overhead", "CUPTI Buffer Flush", 0);
@@ -531,6 +579,112 @@ START_TEST(empty_capture_reports_drops)
 }
 END_TEST
 
+/* A kernel launched outside any public API call (INTERNAL_LAUNCH_API): the
+ * launch is a cuda_driver call under its op, and the kernel is linked to both. */
+START_TEST(internal_launch_links_its_kernel)
+{
+	const int tid = fl_tls_tbuf->tid, pid = (int)getpid();
+	uint8_t *bufs[2] = {aligned_alloc(8, BUF_BYTES), aligned_alloc(8, BUF_BYTES)};
+	struct rbuf rb[2] = {{bufs[0], 0}, {bufs[1], 0}};
+	fl_tracer_set_recording(1);
+	uint64_t w0 = fl_clock_ticks();
+	uint32_t step = fl_span_begin(name_step, FL_EV_USER_ANNOTATION);
+	uint32_t op = fl_span_begin(name_b, FL_EV_CPU_OP);
+	busy_us(80);
+	fl_span_end(op);
+	fl_span_end(step);
+	uint64_t w1 = fl_clock_ticks();
+	fl_tracer_set_recording(0);
+	uint64_t t = fl_tls_tbuf->ev[op].t0;
+	add_internal_launch(&rb[0], t + 10000, t + 15000, (uint32_t)tid, 21);
+	add_ext(&rb[1], 21, fl_cupti_external_id(tid, op));
+	add_kernel(&rb[1], "sm90_xmma_gemm", t + 20000, t + 40000, 21, 7, 132, 128, 168, 0);
+	/* and one CUPTI saw without any launch record: no flow, no op */
+	add_kernel(&rb[0], "orphan_kernel", t + 45000, t + 46000, 99, 7, 1, 32, 8, 0);
+	size_t valid[2] = {rb[0].n, rb[1].n};
+	struct fl_cupti_input in = {.buffers = bufs, .valid = valid, .n_buffers = 2, .t0 = w0, .t1 = w1,
+				    .pid = pid};
+	struct fl_cupti_summary sum;
+	ck_assert_int_eq(fl_cupti_convert(&in, &sum), FL_OK);
+	ck_assert_uint_eq(sum.api_calls, 1);
+	ck_assert_uint_eq(sum.linked_calls, 1);
+	ck_assert_uint_eq(sum.kernels, 2);
+	ck_assert_uint_eq(sum.unlaunched, 1);
+	ck_assert_uint_eq(sum.dropped, 0);
+	cJSON *doc = write_and_load(w0, w1, NULL);
+	const cJSON *ev = cJSON_GetObjectItem(doc, "traceEvents");
+	const cJSON *launch = find_x(ev, "cuda_driver", FL_CUPTI_INTERNAL_LAUNCH_NAME, 0);
+	const cJSON *k = find_x(ev, "kernel", "sm90_xmma_gemm", 0);
+	const cJSON *o = find_x(ev, "cpu_op", "fl::mm", 0);
+	ck_assert_ptr_nonnull(launch);
+	ck_assert_ptr_nonnull(k);
+	ck_assert_ptr_nonnull(o);
+	int ext = (int)arg_num(o, "External id"), corr = (int)arg_num(launch, "correlation");
+	ck_assert_int_gt(corr, 0);
+	ck_assert_int_eq((int)arg_num(launch, "External id"), ext);
+	ck_assert_int_eq((int)arg_num(k, "External id"), ext);
+	ck_assert_int_eq((int)arg_num(k, "correlation"), corr);
+	ck_assert_int_eq((int)num(launch, "tid"), tid);
+	ck_assert(has_flow(ev, "s", corr, pid, tid));
+	ck_assert(has_flow(ev, "f", corr, 0, 7));
+	const cJSON *orphan = find_x(ev, "kernel", "orphan_kernel", 0);
+	ck_assert_ptr_nonnull(orphan);
+	ck_assert_int_eq((int)arg_num(orphan, "correlation"), 0);
+	ck_assert_int_eq((int)arg_num(orphan, "External id"), 0);
+	ck_assert_int_eq(dangling_flows(ev), 0);
+	cJSON_Delete(doc);
+	free(bufs[0]);
+	free(bufs[1]);
+}
+END_TEST
+
+/* A record CUPTI cannot read ends its buffer: the records before it are kept,
+ * the other buffers are read in full, and the loss is counted as dropped. */
+START_TEST(read_errors_are_counted)
+{
+	const int tid = fl_tls_tbuf->tid;
+	uint8_t *bufs[2] = {aligned_alloc(8, BUF_BYTES), aligned_alloc(8, BUF_BYTES)};
+	struct rbuf rb[2] = {{bufs[0], 0}, {bufs[1], 0}};
+	fl_tracer_set_recording(1);
+	uint64_t w0 = fl_clock_ticks();
+	uint32_t op = fl_span_begin(name_a, FL_EV_CPU_OP);
+	busy_us(60);
+	fl_span_end(op);
+	uint64_t w1 = fl_clock_ticks();
+	fl_tracer_set_recording(0);
+	uint64_t t = fl_tls_tbuf->ev[op].t0;
+	add_api(&rb[0], 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t + 1000, t + 2000, (uint32_t)tid, 1);
+	add_kernel(&rb[0], "before_kernel", t + 3000, t + 4000, 1, 7, 1, 32, 8, 0);
+	/* a record of no kind CUPTI knows: reading this buffer stops here */
+	CUpti_ActivityAPI *bad = rec(&rb[0], sizeof(*bad));
+	bad->kind = CUPTI_ACTIVITY_KIND_INVALID;
+	add_kernel(&rb[0], "lost_kernel", t + 5000, t + 6000, 2, 7, 1, 32, 8, 0);
+	add_api(&rb[1], 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t + 7000, t + 8000, (uint32_t)tid, 3);
+	add_kernel(&rb[1], "after_kernel", t + 9000, t + 10000, 3, 7, 1, 32, 8, 0);
+	size_t valid[2] = {rb[0].n, rb[1].n};
+	struct fl_cupti_input in = {.buffers = bufs, .valid = valid, .n_buffers = 2, .t0 = w0, .t1 = w1,
+				    .dropped = 2, .pid = (int)getpid()};
+	struct fl_cupti_summary sum;
+	ck_assert_int_eq(fl_cupti_convert(&in, &sum), FL_OK);
+	ck_assert_uint_eq(sum.read_errors, 1);
+	ck_assert_uint_eq(sum.dropped, 3);
+	ck_assert_uint_eq(sum.kernels, 2);
+	ck_assert_uint_eq(sum.api_calls, 2);
+	struct fl_trace_stats ts;
+	cJSON *doc = write_and_load(w0, w1, &ts);
+	ck_assert_uint_eq(ts.dropped, 3);
+	ck_assert_int_eq((int)cJSON_GetObjectItem(doc, "faultline_dropped_events")->valuedouble, 3);
+	const cJSON *ev = cJSON_GetObjectItem(doc, "traceEvents");
+	ck_assert_ptr_nonnull(find_x(ev, "kernel", "before_kernel", 0));
+	ck_assert_ptr_nonnull(find_x(ev, "kernel", "after_kernel", 0));
+	ck_assert_ptr_null(find_x(ev, "kernel", "lost_kernel", 0));
+	ck_assert_int_eq(dangling_flows(ev), 0);
+	cJSON_Delete(doc);
+	free(bufs[0]);
+	free(bufs[1]);
+}
+END_TEST
+
 START_TEST(kineto_names)
 {
 	ck_assert_str_eq(fl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH), "DtoH");
@@ -574,6 +728,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, records_become_linked_events);
 	tcase_add_test(tc, clock_stretch_folds_into_its_kernel);
+	tcase_add_test(tc, internal_launch_links_its_kernel);
+	tcase_add_test(tc, read_errors_are_counted);
 	tcase_add_test(tc, side_table_and_detached_buffers);
 	tcase_add_test(tc, empty_capture_reports_drops);
 	tcase_add_test(tc, kineto_names);
