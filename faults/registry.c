@@ -10,6 +10,7 @@ extern const struct fl_fault_ops fl_fault_gc_pause;
 extern const struct fl_fault_ops fl_fault_throttled_rank;
 extern const struct fl_fault_ops fl_fault_sync_injection;
 extern const struct fl_fault_ops fl_fault_unoverlapped_allreduce;
+extern const struct fl_fault_ops fl_fault_checkpoint_stall;
 
 const struct fl_fault_ops *const fl_faults[] = {
 	&fl_fault_loader_sleep,
@@ -19,6 +20,7 @@ const struct fl_fault_ops *const fl_faults[] = {
 	&fl_fault_throttled_rank,
 	&fl_fault_sync_injection,
 	&fl_fault_unoverlapped_allreduce,
+	&fl_fault_checkpoint_stall,
 	NULL,
 };
 
