@@ -349,6 +349,21 @@ static void test_hang(int rank, long step)
 		pause();
 }
 
+/* Test hook for the every-fault test: FL_TEST_DECLARED_SPANS=FILE makes each
+ * rank append the span names its faults declared at init, one a line. */
+static void declared_spans_hook(const struct fl_harness *h)
+{
+	const char *path = getenv("FL_TEST_DECLARED_SPANS");
+	if (!path || !path[0])
+		return;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return;
+	for (size_t i = 0; i < h->n_spans; i++)
+		fprintf(f, "%s\n", h->span_names[i]);
+	fclose(f);
+}
+
 /* ---- output ---- */
 
 enum fl_status fl_prepare_out_dir(const char *dir)
@@ -630,6 +645,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		}
 	}
 
+	declared_spans_hook(h);
 	watchdog_start(h);
 	uint64_t window_t0 = 0, window_t1 = 0;
 	long first_active = sc->wait + sc->warmup;
