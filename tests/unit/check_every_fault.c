@@ -82,6 +82,9 @@ START_TEST(family_and_fix_are_vocabulary_ids)
 			      f->family);
 		ck_assert_msg(is_vocabulary_id("fixes", f->fix),
 			      "%s: fix '%s' is not an ID of the fixes vocabulary (grader/grading/vocab.c)", f->name, f->fix);
+		/* the template's placeholders: a fault is never healthy, and it has a fix */
+		ck_assert_msg(strcmp(f->family, "healthy") != 0, "%s: family 'healthy' (choose the fault's family)", f->name);
+		ck_assert_msg(strcmp(f->fix, "none") != 0, "%s: fix 'none' (choose the fault's fix)", f->name);
 	}
 }
 END_TEST
