@@ -1,7 +1,7 @@
 #include "generator/harness.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -71,6 +71,8 @@ static void fatal(struct fl_harness *h, const char *fmt, ...)
 	if (h->fatal)
 		return; /* the first one is the one to fix */
 	int n = snprintf(h->fatal_msg, sizeof(h->fatal_msg), "'%s': faults[%zu]: ", h->sc_path, h->cur);
+	if (n < 0 || (size_t)n >= sizeof(h->fatal_msg))
+		n = 0;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(h->fatal_msg + n, sizeof(h->fatal_msg) - (size_t)n, fmt, ap);
