@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/clock.h"
 #include "faults/fault.h"
 
 struct obj {
@@ -206,8 +205,7 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 		return fl_error(FL_ERUNTIME, "fault '%s': out of memory sizing the heap", f->ops->name);
 	for (size_t i = 0; i < l0; i++)
 		heap_alloc(h, 1);
-	fl_harness_declare_span(env->harness, fl_fault_str(f, "span"));
-	return FL_OK;
+	return fl_svc_declare_span(env->svc, fl_fault_str(f, "span"));
 }
 
 static void collect_in_span(void *arg)
@@ -232,7 +230,7 @@ static void step_end(struct fl_fault *f, struct fl_step_ctx *ctx)
 	size_t live = h->n_live, dead = h->n_dead;
 	double predicted = ((double)live * h->ns_per_live + (double)dead * h->ns_per_dead) / 1e6;
 	uint64_t t0 = fl_clock_ticks();
-	fl_harness_run_span(ctx->harness, fl_fault_str(f, "span"), collect_in_span, s);
+	fl_svc_run_span(ctx->svc, fl_fault_str(f, "span"), collect_in_span, s);
 	uint64_t t1 = fl_clock_ticks();
 	struct fl_instance *in = fl_fault_report(f, ctx, fl_fault_str(f, "span"), predicted,
 						 (double)fl_clock_delta_ns(t0, t1) / 1e6, "ms");
@@ -259,6 +257,7 @@ const struct fl_fault_ops fl_fault_gc_pause = {
 	.summary = "GC-like pause: allocation churn every step, a real mark-and-sweep collection every Nth step",
 	.family = "gc_pause",
 	.fix = "gc_control",
+	.backends = "cpu emu cuda",
 	.params = params,
 	.n_params = sizeof(params) / sizeof(params[0]),
 	.init = init,

@@ -2,7 +2,6 @@
  * batch is made (the loader waiting on storage or decode). */
 #include <string.h>
 
-#include "capture/clock.h"
 #include "faults/fault.h"
 
 static const struct fl_param_spec params[] = {
@@ -34,6 +33,7 @@ const struct fl_fault_ops fl_fault_loader_sleep = {
 	.summary = "input starvation: a real sleep inside data_loading before the batch is made",
 	.family = "input_starvation",
 	.fix = "loader_parallelism",
+	.backends = "cpu emu cuda",
 	.params = params,
 	.n_params = sizeof(params) / sizeof(params[0]),
 	.init = init,

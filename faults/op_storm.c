@@ -1,9 +1,7 @@
 /* op_storm — an eager small-op storm: the same math shredded into many tiny
  * elementwise ops (x + 0.0, x * 1.0 before the activation; x - 0.0 after),
  * each a real eager op with its own allocation and scalar promotion. */
-#include "capture/clock.h"
 #include "faults/fault.h"
-#include "runtime/tensor.h"
 
 static const struct fl_param_spec params[] = {
 	{"pre", FL_PARAM_INT, 60, 0, 100000, NULL, "pairs", "(add 0.0, mul 1.0) pairs before the activation"},
@@ -56,6 +54,7 @@ const struct fl_fault_ops fl_fault_op_storm = {
 	.summary = "eager small-op storm: the same math shredded into many tiny elementwise ops",
 	.family = "op_storm",
 	.fix = "fusion",
+	.backends = "cpu emu cuda",
 	.params = params,
 	.n_params = sizeof(params) / sizeof(params[0]),
 	.site = site,

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/clock.h"
 #include "faults/fault.h"
 
 int fl_steps_match(const struct fl_steps *s, long step)
@@ -66,4 +65,18 @@ struct fl_instance *fl_fault_report(struct fl_fault *f, const struct fl_step_ctx
 	in->measured = measured;
 	in->unit = unit;
 	return in;
+}
+
+int fl_fault_supports(const struct fl_fault_ops *ops, const char *backend)
+{
+	size_t n = strlen(backend);
+	for (const char *p = ops->backends ? ops->backends : ""; *p;) {
+		while (*p == ' ')
+			p++;
+		size_t w = strcspn(p, " ");
+		if (w == n && strncmp(p, backend, n) == 0)
+			return 1;
+		p += w;
+	}
+	return 0;
 }

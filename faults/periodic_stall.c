@@ -2,7 +2,6 @@
  * phase (synchronous logging, a lock, a telemetry scrape). */
 #include <string.h>
 
-#include "capture/clock.h"
 #include "faults/fault.h"
 
 static const struct fl_param_spec params[] = {
@@ -43,6 +42,7 @@ const struct fl_fault_ops fl_fault_periodic_stall = {
 	.summary = "periodic host stall: a real sleep in a named phase every Nth step",
 	.family = "periodic_host_stall",
 	.fix = "async_offload",
+	.backends = "cpu emu cuda",
 	.params = params,
 	.n_params = sizeof(params) / sizeof(params[0]),
 	.init = init,

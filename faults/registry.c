@@ -1,26 +1,29 @@
-/* registry.c — every fault module, in one explicit table. */
+/* registry.c — every fault module, in one explicit list.
+ *
+ * One line per module: X(NAME) names the module faults/NAME.c, which defines
+ * `const struct fl_fault_ops fl_fault_NAME`. The order is the order of
+ * `faultline faults`. scripts/new-fault.sh adds the line of a new module.
+ */
 #include <string.h>
 
 #include "faults/fault.h"
 
-extern const struct fl_fault_ops fl_fault_loader_sleep;
-extern const struct fl_fault_ops fl_fault_op_storm;
-extern const struct fl_fault_ops fl_fault_periodic_stall;
-extern const struct fl_fault_ops fl_fault_gc_pause;
-extern const struct fl_fault_ops fl_fault_throttled_rank;
-extern const struct fl_fault_ops fl_fault_sync_injection;
-extern const struct fl_fault_ops fl_fault_unoverlapped_allreduce;
+#define FL_FAULT_MODULES(X)          \
+	X(loader_sleep)              \
+	X(op_storm)                  \
+	X(periodic_stall)            \
+	X(gc_pause)                  \
+	X(throttled_rank)            \
+	X(sync_injection)            \
+	X(unoverlapped_allreduce)    \
+	X(checkpoint_stall)          \
+	/* a new module's line goes above this one */
 
-const struct fl_fault_ops *const fl_faults[] = {
-	&fl_fault_loader_sleep,
-	&fl_fault_op_storm,
-	&fl_fault_periodic_stall,
-	&fl_fault_gc_pause,
-	&fl_fault_throttled_rank,
-	&fl_fault_sync_injection,
-	&fl_fault_unoverlapped_allreduce,
-	NULL,
-};
+#define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;
+FL_FAULT_MODULES(FL_FAULT_DECLARE)
+
+#define FL_FAULT_ENTRY(n) &fl_fault_##n,
+const struct fl_fault_ops *const fl_faults[] = {FL_FAULT_MODULES(FL_FAULT_ENTRY) NULL};
 
 const struct fl_fault_ops *fl_fault_find(const char *name)
 {

@@ -3,10 +3,7 @@
  * synchronize), so the device drains and then idles while the host catches up. */
 #include <stdlib.h>
 
-#include "capture/clock.h"
 #include "faults/fault.h"
-#include "runtime/device.h"
-#include "runtime/tensor.h"
 
 struct sync_state {
 	long step;
@@ -21,7 +18,7 @@ static const struct fl_param_spec params[] = {
 
 static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 {
-	if (!env->device->ops->asynchronous)
+	if (!env->asynchronous)
 		return fl_error(FL_EINPUT, "fault '%s' needs an asynchronous device (emu or cuda): on '%s' there is nothing "
 				"asynchronous to sync", f->ops->name, env->backend);
 	struct sync_state *s = calloc(1, sizeof(*s));
@@ -71,6 +68,7 @@ const struct fl_fault_ops fl_fault_sync_injection = {
 	.summary = "sync-forcing host reads: k device-to-host reads per step, each draining the device",
 	.family = "sync_stall",
 	.fix = "defer_host_reads",
+	.backends = "emu cuda",
 	.params = params,
 	.n_params = sizeof(params) / sizeof(params[0]),
 	.init = init,

@@ -1,8 +1,10 @@
 #include "generator/harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +24,24 @@ extern char **environ;
 
 struct fl_harness {
 	struct fl_workload wl;
+	struct fl_backend *be;
 	struct fl_fault faults[FL_MAX_FAULTS];
 	size_t n_faults;
 	struct fl_step_ctx ctx;
-	const char *span_names[MAX_SPANS];
+	struct fl_services svc;
+	const char *sc_path;
+	/* the fault whose init or hook is running (services name it in errors) */
+	size_t cur;
+	int in_init;
+	/* a fault misused a service inside a hook: the run fails after the step */
+	enum fl_status fatal;
+	char fatal_msg[512];
+	/* span names the faults declared; owners: bit i = faults[i] declared it */
+	char *span_names[MAX_SPANS];
 	uint32_t span_ids[MAX_SPANS];
+	uint32_t span_owners[MAX_SPANS];
 	size_t n_spans;
+	char scratch[PATH_MAX];
 	/* watchdog */
 	pthread_t wd;
 	int wd_running;
@@ -43,46 +57,177 @@ struct fl_harness {
 	size_t n_phase_names;
 };
 
-void fl_harness_declare_span(struct fl_harness *h, const char *span)
+/* ---- services to the faults (struct fl_services in faults/fault.h) ---- */
+
+static const char *cur_name(const struct fl_harness *h)
 {
+	return h->cur < h->n_faults ? h->faults[h->cur].ops->name : "?";
+}
+
+/* A misuse inside a hook: remembered, and the run fails at the end of the step. */
+static void fatal(struct fl_harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fatal(struct fl_harness *h, const char *fmt, ...)
+{
+	if (h->fatal)
+		return; /* the first one is the one to fix */
+	int n = snprintf(h->fatal_msg, sizeof(h->fatal_msg), "'%s': faults[%zu]: ", h->sc_path, h->cur);
+	if (n < 0 || (size_t)n >= sizeof(h->fatal_msg))
+		n = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->fatal_msg + n, sizeof(h->fatal_msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	h->fatal = FL_EINPUT;
+}
+
+static enum fl_status svc_declare_span(void *host, const char *span)
+{
+	struct fl_harness *h = host;
+	if (!h->in_init) {
+		fatal(h, "fault '%s' declares span '%s' after init: spans are declared at init, before any step",
+		      cur_name(h), span ? span : "(null)");
+		return FL_EINPUT;
+	}
+	if (!span || !span[0])
+		return fl_error(FL_EINPUT, "fault '%s' declares a span with an empty name", cur_name(h));
 	for (size_t i = 0; i < h->n_spans; i++)
-		if (strcmp(h->span_names[i], span) == 0)
-			return;
+		if (strcmp(h->span_names[i], span) == 0) {
+			h->span_owners[i] |= 1u << h->cur;
+			return FL_OK;
+		}
 	if (h->n_spans == MAX_SPANS)
-		return;
-	h->span_names[h->n_spans] = span;
-	h->span_ids[h->n_spans] = fl_tracer_intern(span);
+		return fl_error(FL_EINPUT, "fault '%s' cannot declare span '%s': the span table is full (%d names)",
+				cur_name(h), span, MAX_SPANS);
+	char *copy = strdup(span);
+	if (!copy)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	h->span_names[h->n_spans] = copy;
+	h->span_ids[h->n_spans] = fl_tracer_intern(copy);
+	h->span_owners[h->n_spans] = 1u << h->cur;
 	h->n_spans++;
+	return FL_OK;
 }
 
-static uint32_t span_id(struct fl_harness *h, const char *span)
+static void svc_run_span(void *host, const char *span, void (*fn)(void *), void *arg)
 {
+	struct fl_harness *h = host;
 	for (size_t i = 0; i < h->n_spans; i++)
-		if (strcmp(h->span_names[i], span) == 0)
-			return h->span_ids[i];
-	return FL_SLOT_NONE;
+		if (strcmp(h->span_names[i], span) == 0 && (h->span_owners[i] >> h->cur & 1u)) {
+			uint32_t slot = fl_span_begin(h->span_ids[i], FL_EV_USER_ANNOTATION);
+			fn(arg);
+			fl_span_end(slot);
+			return;
+		}
+	/* never silent: a span that would not appear in the trace fails the run */
+	fatal(h, "fault '%s' runs code in span '%s', which it did not declare at init", cur_name(h), span);
 }
 
-void fl_harness_run_span(struct fl_harness *h, const char *span, void (*fn)(void *), void *arg)
+static void svc_to_host(void *host, void *dst, const struct fl_tensor *t)
 {
-	uint32_t id = span_id(h, span);
-	uint32_t slot = id == FL_SLOT_NONE ? FL_SLOT_NONE : fl_span_begin(id, FL_EV_USER_ANNOTATION);
-	fn(arg);
-	fl_span_end(slot);
+	struct fl_harness *h = host;
+	struct fl_rt *rt = &h->wl.rt;
+	/* dst.copy_(t): a device-to-host copy the host waits for */
+	uint32_t cp = fl_span_begin(rt->op_name[FL_OP_COPY], FL_EV_CPU_OP);
+	h->be->ops->copy(h->be, dst, t->data, t->bytes, FL_COPY_D2H, FL_STREAM_COMPUTE);
+	fl_dev_stream_synchronize(h->be, FL_STREAM_COMPUTE);
+	fl_span_end(cp);
+}
+
+static struct fl_tensor *const *svc_weights(void *host, size_t *n)
+{
+	struct fl_harness *h = host;
+	*n = (size_t)h->wl.layers;
+	return h->wl.w;
+}
+
+static enum fl_status svc_set_clock_factor(void *host, double factor)
+{
+	struct fl_harness *h = host;
+	if (!h->be->ops->set_clock_factor)
+		return fl_error(FL_EINPUT, "fault '%s': the '%s' device has no clock to slow", cur_name(h),
+				h->be->ops->name);
+	return h->be->ops->set_clock_factor(h->be, factor);
+}
+
+static int svc_device_stats(void *host, struct fl_device_stats *out)
+{
+	struct fl_harness *h = host;
+	if (!h->be->ops->stats)
+		return 0;
+	h->be->ops->stats(h->be, out, 0);
+	return 1;
+}
+
+static void svc_set_allreduce_overlap(void *host, int overlapped)
+{
+	struct fl_harness *h = host;
+	h->wl.ddp_overlap = overlapped != 0;
+}
+
+/* ---- the scratch folder: this rank's, removed after the run ---- */
+
+static enum fl_status scratch_create(struct fl_harness *h)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !tmp[0])
+		tmp = "/tmp";
+	if (snprintf(h->scratch, sizeof(h->scratch), "%s/faultline-scratch.XXXXXX", tmp) >= (int)sizeof(h->scratch))
+		return fl_error(FL_ERUNTIME, "scratch folder in '%s': path too long", tmp);
+	if (!mkdtemp(h->scratch)) {
+		int e = errno;
+		h->scratch[0] = '\0';
+		return fl_error(FL_ERUNTIME, "cannot create a scratch folder in '%s': %s", tmp, strerror(e));
+	}
+	return FL_OK;
+}
+
+/* Remove path and, when it is a folder, everything inside it (not following links). */
+static void remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char sub[PATH_MAX];
+			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) < (int)sizeof(sub))
+				remove_tree(sub);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+static void scratch_remove(struct fl_harness *h)
+{
+	if (h->scratch[0])
+		remove_tree(h->scratch);
+	h->scratch[0] = '\0';
 }
 
 static void run_sites(void *arg, enum fl_site s, struct fl_tensor **t)
 {
 	struct fl_harness *h = arg;
 	for (size_t i = 0; i < h->n_faults; i++)
-		if (h->faults[i].ops->site)
+		if (h->faults[i].ops->site) {
+			h->cur = i;
 			h->faults[i].ops->site(&h->faults[i], &h->ctx, s, t);
+		}
 }
 
 #define EACH_FAULT(h, hook)                                                   \
 	for (size_t fi_ = 0; fi_ < (h)->n_faults; fi_++)                      \
-		if ((h)->faults[fi_].ops->hook)                               \
-			(h)->faults[fi_].ops->hook(&(h)->faults[fi_], &(h)->ctx)
+		if ((h)->faults[fi_].ops->hook) {                             \
+			(h)->cur = fi_;                                       \
+			(h)->faults[fi_].ops->hook(&(h)->faults[fi_], &(h)->ctx); \
+		}
 
 /* ---- watchdog: a run that stops making progress ends with a message ---- */
 
@@ -204,6 +349,21 @@ static void test_hang(int rank, long step)
 		return;
 	for (;;)
 		pause();
+}
+
+/* Test hook for the every-fault test: FL_TEST_DECLARED_SPANS=FILE makes each
+ * rank append the span names its faults declared at init, one a line. */
+static void declared_spans_hook(const struct fl_harness *h)
+{
+	const char *path = getenv("FL_TEST_DECLARED_SPANS");
+	if (!path || !path[0])
+		return;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return;
+	for (size_t i = 0; i < h->n_spans; i++)
+		fprintf(f, "%s\n", h->span_names[i]);
+	fclose(f);
 }
 
 /* ---- output ---- */
@@ -412,14 +572,30 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	}
 	h->rank = r->rank;
 	h->world = r->world_size;
+	h->be = &be;
+	h->sc_path = sc->path;
 	h->phase_names = sc->workload.phases;
 	h->n_phase_names = sc->workload.n_phases;
 	fl_workload_init(&h->wl, &be, &shape, seed + (uint64_t)r->rank * 7919u);
 	wl_init = 1;
 	h->wl.site = run_sites;
 	h->wl.site_arg = h;
+	h->svc = (struct fl_services){
+		.host = h,
+		.declare_span = svc_declare_span,
+		.run_span = svc_run_span,
+		.to_host = svc_to_host,
+		.weights = svc_weights,
+		.set_clock_factor = svc_set_clock_factor,
+		.device_stats = svc_device_stats,
+		.set_allreduce_overlap = svc_set_allreduce_overlap,
+		.scratch_dir = h->scratch,
+		.out_dir = out_dir,
+	};
 	h->ctx.rt = &h->wl.rt;
-	h->ctx.harness = h;
+	h->ctx.svc = &h->svc;
+	if ((st = scratch_create(h)))
+		goto out;
 
 	uint32_t phase_id[FL_MAX_PHASES];
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
@@ -437,16 +613,17 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 
 	struct fl_fault_env env = {
 		.backend = be.ops->name,
-		.device = &be,
+		.asynchronous = be.ops->asynchronous,
+		.clock_factor = be.ops->set_clock_factor != NULL,
 		.rank = r->rank,
 		.world_size = r->world_size,
 		.train = train,
 		.layers = h->wl.layers,
-		.ddp_overlap = &h->wl.ddp_overlap,
 		.phases = sc->workload.phases,
 		.n_phases = sc->workload.n_phases,
 		.total_steps = total,
-		.harness = h,
+		.first_recorded = sc->wait + sc->warmup,
+		.svc = &h->svc,
 	};
 	for (size_t i = 0; i < sc->n_faults; i++) {
 		struct fl_fault *f = &h->faults[i];
@@ -460,12 +637,17 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 			st = fl_error(FL_ERUNTIME, "out of memory");
 			goto out;
 		}
-		if (f->ops->init && (st = f->ops->init(f, &env))) {
+		h->cur = i;
+		h->in_init = 1;
+		st = f->ops->init ? f->ops->init(f, &env) : FL_OK;
+		h->in_init = 0;
+		if (st) {
 			fl_error_prefix(st, "'%s': faults[%zu]: ", sc->path, i);
 			goto out;
 		}
 	}
 
+	declared_spans_hook(h);
 	watchdog_start(h);
 	uint64_t window_t0 = 0, window_t1 = 0;
 	long first_active = sc->wait + sc->warmup;
@@ -512,6 +694,10 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		EACH_FAULT(h, step_end);
 		fl_span_end(step_slot);
 		fl_nvtx_pop();
+		if (h->fatal) { /* a fault misused a service: fail now, before more of the window */
+			st = fl_error(h->fatal, "%s", h->fatal_msg);
+			goto out_wd;
+		}
 	}
 	window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
@@ -591,6 +777,9 @@ out:
 		}
 		if (wl_init)
 			fl_workload_release(&h->wl);
+		scratch_remove(h);
+		for (size_t i = 0; i < h->n_spans; i++)
+			free(h->span_names[i]);
 		free(h);
 	}
 	if (be_open && be.ops->close)

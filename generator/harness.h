@@ -10,6 +10,16 @@
  * choice, each rank writes NAME.rank-K.json.gz, rank 0 gathers every rank's
  * instances and writes the truth. A watchdog ends a run that stops making
  * progress (FL_WATCHDOG_S seconds, default 120) with a message naming the rank.
+ *
+ * Faults: the harness calls their hooks (faults/fault.h) and offers them its
+ * services through a table of function pointers (struct fl_services): spans,
+ * host reads of device tensors, the weights, the clock factor, device stats,
+ * the all-reduce schedule, and a scratch folder per rank (made under $TMPDIR
+ * before init, removed after the run). A fault that breaks the span rules
+ * (a span it did not declare at init, a declaration after init, a full span
+ * table) fails the run with FL_EINPUT naming the fault and the span.
+ * Test hook: FL_TEST_DECLARED_SPANS=FILE appends each rank's declared span
+ * names to FILE (tests/unit/check_every_fault.c).
  */
 #ifndef FL_HARNESS_H
 #define FL_HARNESS_H

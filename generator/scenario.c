@@ -262,10 +262,11 @@ enum fl_status fl_scenario_vary(struct fl_scenario *sc, uint64_t seed)
 				fs->values[k].num = x;
 				v->drawn = 1;
 			}
-			/* the one cross-parameter rule the faults have: offset < period */
+			/* the one cross-parameter rule the faults have: offset < period
+			 * (a period named "period" or "every") */
 			double period = -1, offset = -1;
 			for (size_t k = 0; k < fs->ops->n_params; k++) {
-				if (!strcmp(fs->ops->params[k].name, "period"))
+				if (!strcmp(fs->ops->params[k].name, "period") || !strcmp(fs->ops->params[k].name, "every"))
 					period = fs->values[k].num;
 				if (!strcmp(fs->ops->params[k].name, "offset"))
 					offset = fs->values[k].num;

@@ -28,7 +28,7 @@ struct fl_workload {
 	int train;
 	int batch, dim, layers;
 	int world;                /* ranks taking part in the gradient all-reduce */
-	int ddp_overlap;          /* 1: bucketed during backward; 0: after it */
+	int ddp_overlap;          /* 1: bucketed during backward; 0: after it (a fault sets it through the harness) */
 	float lr;
 	struct fl_tensor *w[FL_MAX_LAYERS];
 	struct fl_tensor *act[FL_MAX_LAYERS + 1]; /* training: saved activations, act[0] = x */

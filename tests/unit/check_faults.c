@@ -97,13 +97,86 @@ static void close_device(struct fl_backend *be)
 
 static struct fl_backend cpu_device;
 
+/* ---- the services, offered as the harness offers them, over one device ---- */
+
+struct stand_in {
+	struct fl_backend *be;
+	int overlap; /* the all-reduce schedule the faults set */
+};
+static struct stand_in host = {.overlap = 1};
+
+static enum fl_status si_declare_span(void *h, const char *span)
+{
+	(void)h;
+	return span && span[0] ? FL_OK : fl_error(FL_EINPUT, "empty span name");
+}
+static void si_run_span(void *h, const char *span, void (*fn)(void *), void *arg)
+{
+	(void)h;
+	(void)span;
+	fn(arg);
+}
+static void si_to_host(void *h, void *dst, const struct fl_tensor *t)
+{
+	struct stand_in *si = h;
+	si->be->ops->copy(si->be, dst, t->data, t->bytes, FL_COPY_D2H, FL_STREAM_COMPUTE);
+	fl_dev_stream_synchronize(si->be, FL_STREAM_COMPUTE);
+}
+static struct fl_tensor *const *si_weights(void *h, size_t *n)
+{
+	(void)h;
+	*n = 0;
+	return NULL;
+}
+static enum fl_status si_set_clock_factor(void *h, double factor)
+{
+	struct stand_in *si = h;
+	if (!si->be->ops->set_clock_factor)
+		return fl_error(FL_EINPUT, "no clock to slow");
+	return si->be->ops->set_clock_factor(si->be, factor);
+}
+static int si_device_stats(void *h, struct fl_device_stats *out)
+{
+	struct stand_in *si = h;
+	if (!si->be->ops->stats)
+		return 0;
+	si->be->ops->stats(si->be, out, 0);
+	return 1;
+}
+static void si_set_allreduce_overlap(void *h, int overlapped)
+{
+	((struct stand_in *)h)->overlap = overlapped;
+}
+static const struct fl_services services = {
+	.host = &host,
+	.declare_span = si_declare_span,
+	.run_span = si_run_span,
+	.to_host = si_to_host,
+	.weights = si_weights,
+	.set_clock_factor = si_set_clock_factor,
+	.device_stats = si_device_stats,
+	.set_allreduce_overlap = si_set_allreduce_overlap,
+	.scratch_dir = "/tmp",
+	.out_dir = "/tmp",
+};
+
+/* The env's device facts and the services, on device be. */
+static void env_on(struct fl_fault_env *env, struct fl_backend *be)
+{
+	host.be = be;
+	env->backend = be->ops->name;
+	env->asynchronous = be->ops->asynchronous;
+	env->clock_factor = be->ops->set_clock_factor != NULL;
+	env->svc = &services;
+}
+
 /* A single-rank inference run on the cpu backend with the given phases. */
 static struct fl_fault_env env_with(const char *const *phases, size_t n)
 {
 	if (!cpu_device.ops)
 		open_device(&cpu_device, "cpu", 0, 1);
-	struct fl_fault_env env = {.backend = "cpu", .device = &cpu_device, .world_size = 1, .layers = 4,
-				   .phases = phases, .n_phases = n, .total_steps = 10};
+	struct fl_fault_env env = {.world_size = 1, .layers = 4, .phases = phases, .n_phases = n, .total_steps = 10};
+	env_on(&env, &cpu_device);
 	return env;
 }
 
@@ -315,8 +388,7 @@ START_TEST(throttled_rank_needs_device_and_ranks)
 
 	struct fl_backend emu;
 	open_device(&emu, "emu", 0, 1);
-	env.backend = "emu";
-	env.device = &emu;
+	env_on(&env, &emu);
 	env.world_size = 1;
 	ck_assert_int_eq(h.f.ops->init(&h.f, &env), FL_EINPUT);
 	assert_msg_has("2 or more ranks");
@@ -335,9 +407,8 @@ START_TEST(unoverlapped_allreduce_needs_ddp_training)
 {
 	struct hand_fault h;
 	make_fault(&h, "unoverlapped_allreduce");
-	int overlap = 1;
 	struct fl_fault_env env = env_with(all_phases, 3);
-	env.ddp_overlap = &overlap;
+	host.overlap = 1;
 	env.world_size = 2;
 	ck_assert_int_eq(h.f.ops->init(&h.f, &env), FL_EINPUT); /* inference */
 	assert_msg_has("training workload");
@@ -352,15 +423,15 @@ START_TEST(unoverlapped_allreduce_needs_ddp_training)
 	long only[] = {1};
 	struct fl_steps *s = &param(&h, "steps")->steps;
 	*s = (struct fl_steps){.list = only, .n = 1};
-	struct fl_step_ctx ctx = {.step = 0};
+	struct fl_step_ctx ctx = {.step = 0, .svc = &services};
 	h.f.ops->step_begin(&h.f, &ctx);
-	ck_assert_int_eq(overlap, 1);
+	ck_assert_int_eq(host.overlap, 1);
 	ctx.step = 1;
 	h.f.ops->step_begin(&h.f, &ctx);
-	ck_assert_int_eq(overlap, 0);
+	ck_assert_int_eq(host.overlap, 0);
 	ctx.step = 2;
 	h.f.ops->step_begin(&h.f, &ctx);
-	ck_assert_int_eq(overlap, 1);
+	ck_assert_int_eq(host.overlap, 1);
 	ck_assert_uint_eq(h.f.n_inst, 1);
 	ck_assert_int_eq(h.inst[0].step, 1);
 	s->list = NULL; /* on the stack */
@@ -508,8 +579,7 @@ START_TEST(sync_injection_reads_k_times_per_step)
 	struct fl_backend emu;
 	open_device(&emu, "emu", 0, 1);
 	struct fl_fault_env env = env_with(all_phases, 3);
-	env.backend = "emu";
-	env.device = &emu;
+	env_on(&env, &emu);
 	ck_assert_int_eq(h.f.ops->init(&h.f, &env), FL_OK);
 
 	struct fl_rt rt;
