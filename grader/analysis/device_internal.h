@@ -174,6 +174,8 @@ struct fl_dm_job {
 	size_t nranks;
 	size_t step_symbols;
 	uint64_t json_bytes, events;
+	char (*sha)[65];       /* per file, in the order given (opts.sha256) */
+	size_t nfiles;
 };
 
 static inline int ktype(const struct fl_dm_job *j, uint32_t name) { return (j->nm.nf[name] >> NF_KT_SHIFT) & 3; }

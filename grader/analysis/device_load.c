@@ -2,6 +2,7 @@
  * file per thread, each with its own strings, merged into the job's; then
  * HTA's preparation of each rank (device_view.c). See device_internal.h. */
 #include "grader/analysis/device_internal.h"
+#include "grader/trace/trace_events.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -16,7 +17,8 @@ struct load_ctx {
 	struct names nm;
 	struct dm_rank *r;
 	const char *path;
-	int keep_host, no_thread;
+	int keep_host, no_thread, sha256;
+	struct fl_trace *host;  /* also collect the host metrics' events here */
 	enum fl_status st;
 	char msg[1024];
 };
@@ -25,6 +27,11 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 {
 	struct load_ctx *c = arg;
 	struct dm_rank *r = c->r;
+	if (c->host) {
+		enum fl_status st = fl_trace_on_event(c->host, e);
+		if (st)
+			return st;
+	}
 	if (!(e->has & FL_TEV_DUR) || !(e->has & FL_TEV_CAT))
 		return FL_OK; /* HTA: dropna(subset=["dur", "cat"]) */
 	uint16_t cf = dm_name_flags(&c->nm, e->cat);
@@ -82,8 +89,12 @@ static void load_one(struct load_ctx *c)
 {
 	c->nm.strings = fl_strtab_new();
 	struct fl_trace_stream_opts so = {.strings = c->nm.strings, .on_event = on_event, .arg = c,
-					  .no_thread = c->no_thread};
+					  .no_thread = c->no_thread, .sha256 = c->sha256};
+	if (c->host)
+		fl_trace_begin(c->host, c->path, c->nm.strings);
 	c->st = fl_trace_stream_file(c->path, &so, &c->r->info);
+	if (!c->st && c->host)
+		c->st = fl_trace_end(c->host, &c->r->info);
 	if (c->st)
 		snprintf(c->msg, sizeof(c->msg), "%s", fl_error_msg()); /* messages are per thread */
 }
@@ -159,6 +170,11 @@ static void rank_release(struct dm_rank *r)
 	free(r->gbeg);
 }
 
+const char *fl_dm_sha256(const struct fl_dm_job *job, size_t i)
+{
+	return job && i < job->nfiles && job->sha[i][0] ? job->sha[i] : NULL;
+}
+
 void fl_dm_free(struct fl_dm_job *job)
 {
 	if (!job)
@@ -166,6 +182,7 @@ void fl_dm_free(struct fl_dm_job *job)
 	for (size_t i = 0; i < job->nranks; i++)
 		rank_release(&job->ranks[i]);
 	free(job->ranks);
+	free(job->sha);
 	free(job->nm.nf);
 	free(job->nm.stepnum);
 	fl_strtab_free(job->nm.strings);
@@ -207,8 +224,13 @@ enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm
 		if (!r->path)
 			abort();
 		ctx[i] = (struct load_ctx){.r = r, .path = paths[i], .keep_host = j->o.keep_host,
-					   .no_thread = j->o.no_thread};
+					   .no_thread = j->o.no_thread, .sha256 = j->o.sha256,
+					   .host = i == 0 ? j->o.host0 : NULL};
 	}
+	j->nfiles = n;
+	j->sha = calloc(n, sizeof(*j->sha));
+	if (!j->sha)
+		abort();
 	load_all(ctx, n, j->o.no_thread);
 	for (size_t i = 0; i < n; i++) {
 		if (ctx[i].st) {
@@ -217,7 +239,13 @@ enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm
 		}
 		struct dm_rank *r = ctx[i].r;
 		merge_names(j, &ctx[i]);
+		if (ctx[i].host) { /* the host events name strings of this file's table: it stays theirs */
+			ctx[i].host->own_strings = 1;
+			ctx[i].nm.strings = NULL;
+		}
 		names_release(&ctx[i].nm);
+		if (r->info.has_sha256)
+			memcpy(j->sha[i], r->info.sha256, sizeof(j->sha[i]));
 		r->rank = r->info.has_hta_rank ? r->info.hta_rank : 0;
 		j->json_bytes += r->info.bytes_json;
 		j->events += r->info.n_events;

@@ -62,8 +62,14 @@ struct fl_dm_opts {
 	int straggler_candidates;      /* straggler.candidates: top k (2) */
 	int keep_host;                 /* keep every host op (diffs need them) */
 	int no_thread;                 /* read gzip without a second thread */
+	int sha256;                    /* hash every file in its one pass (fl_dm_sha256) */
+	struct fl_trace *host0;        /* non-NULL: file 0's events are also collected here
+	                                * for the host metrics, in the same pass; the
+	                                * caller releases it (fl_trace_release), even on error */
 };
-#define FL_DM_OPTS_INIT { 0, 30.0, 10, 0.8, 50.0, 100.0, 2, 0, 0 }
+#define FL_DM_OPTS_INIT { 0, 30.0, 10, 0.8, 50.0, 100.0, 2, 0, 0, 0, NULL }
+
+struct fl_trace; /* grader/trace/trace_events.h */
 
 /* The traces of one job, one per rank, as the analyses keep them. */
 struct fl_dm_job;
@@ -75,6 +81,8 @@ struct fl_dm_job;
 enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm_opts *o,
 			  struct fl_dm_job **out);
 void fl_dm_free(struct fl_dm_job *job);
+/* SHA-256 (hex) of the i-th file given to fl_dm_load, read with opts.sha256. */
+const char *fl_dm_sha256(const struct fl_dm_job *job, size_t i);
 
 /* The analyses as JSON (caller owns). Keys, all times in µs, shares in %:
  *   schema "faultline.device_metrics/1", rank_ids [..], files [..],

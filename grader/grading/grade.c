@@ -125,56 +125,19 @@ static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts
 	return FL_OK;
 }
 
-/* Device analyses (HTA's definitions) over every trace the truth lists, one per
- * rank, merged into the trace metrics: trace:temporal.idle_pct, trace:overlap.
- * comm_comp_pct, trace:straggler.rank, trace:ranks.1.temporal.compute_us ...
- * Traces before `checked` were already checked against their hash. */
-static enum fl_status add_device_metrics(struct fl_grade *g, size_t checked)
+/* A trace the truth lists does not match its hash: the message names it. */
+static enum fl_status not_the_trace(const struct fl_grade *g, const char *file, size_t i)
 {
-	const cJSON *traces = cJSON_GetObjectItemCaseSensitive(g->truth, "traces");
-	size_t n = (size_t)cJSON_GetArraySize(traces);
-	char **paths = calloc(n ? n : 1, sizeof(char *));
-	enum fl_status st = FL_OK;
-	cJSON *dm = NULL;
-	if (!paths)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "file");
-		if (!cJSON_IsString(f) || strchr(f->valuestring, '/')) {
-			st = fl_error(FL_GRADE_ECONFIG, "truth '%s': traces[%zu].file: expected the trace's file name",
-				      g->truth_name, i);
-			goto out;
-		}
-		paths[i] = beside(g->truth_path, f->valuestring);
-		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "sha256");
-		char hash[65];
-		if (i >= checked && cJSON_IsString(sha) &&
-		    (fl_sha256_file(paths[i], hash) || strcmp(hash, sha->valuestring) != 0)) {
-			st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[%zu].sha256 differs "
-				      "or the file cannot be read)", f->valuestring, g->truth_name, i);
-			goto out;
-		}
-	}
-	struct fl_dm_opts o = FL_DM_OPTS_INIT;
-	if ((st = fl_device_metrics((const char *const *)paths, n, &o, &dm))) {
-		st = fl_error_prefix(FL_GRADE_ECONFIG, "traces of truth '%s': ", g->truth_name);
-		goto out;
-	}
-	for (cJSON *it = dm->child; it;) {
-		cJSON *next = it->next;
-		if (!cJSON_GetObjectItemCaseSensitive(g->trace_metrics, it->string))
-			cJSON_AddItemToObject(g->trace_metrics, it->string, cJSON_DetachItemViaPointer(dm, it));
-		it = next;
-	}
-out:
-	cJSON_Delete(dm);
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-	return st;
+	return fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[%zu].sha256 differs%s)", file,
+			g->truth_name, i, i ? " or the file cannot be read" : "");
 }
 
-/* trace: references read the metrics of the truth's traces, computed now. */
+/* trace: references read the metrics of the truth's traces, computed now, in
+ * one pass over each trace: the pass hashes it (checked against the truth),
+ * collects rank 0's events for the host metrics and feeds the device
+ * analyses (HTA's definitions) over every rank: trace:steps.p50_ms,
+ * trace:temporal.idle_pct, trace:overlap.comm_comp_pct, trace:straggler.rank,
+ * trace:ranks.1.temporal.compute_us ... */
 static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 {
 	struct fl_grade *g = arg;
@@ -182,50 +145,85 @@ static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 		*metrics = g->trace_metrics;
 		return FL_OK;
 	}
-	const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g->truth, "traces"), 0);
-	const cJSON *file = cJSON_GetObjectItemCaseSensitive(t0, "file");
-	const cJSON *sha = cJSON_GetObjectItemCaseSensitive(t0, "sha256");
-	if (!cJSON_IsString(file) || strchr(file->valuestring, '/'))
+	const cJSON *traces = cJSON_GetObjectItemCaseSensitive(g->truth, "traces");
+	size_t n = (size_t)cJSON_GetArraySize(traces);
+	if (!n)
 		return fl_error(FL_GRADE_ECONFIG, "truth '%s': traces[0].file: expected the trace's file name",
 				g->truth_name);
-	char *path = beside(g->truth_path, file->valuestring);
-	enum fl_status st;
-	/* one pass reads, hashes and collects the events */
-	struct fl_trace t;
-	if ((st = fl_trace_read_hashed(path, &t))) {
+	char **paths = calloc(n, sizeof(char *));
+	const char **files = calloc(n, sizeof(char *));
+	if (!paths || !files)
+		abort();
+	enum fl_status st = FL_OK;
+	struct fl_trace host;
+	struct fl_dm_job *job = NULL;
+	cJSON *dm = NULL;
+	memset(&host, 0, sizeof(host));
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "file");
+		if (!cJSON_IsString(f) || strchr(f->valuestring, '/')) {
+			st = fl_error(FL_GRADE_ECONFIG, "truth '%s': traces[%zu].file: expected the trace's file name",
+				      g->truth_name, i);
+			goto out;
+		}
+		files[i] = f->valuestring;
+		paths[i] = beside(g->truth_path, f->valuestring);
+	}
+	struct fl_dm_opts o = FL_DM_OPTS_INIT;
+	o.sha256 = 1;
+	o.host0 = &host;
+	if ((st = fl_dm_load((const char *const *)paths, n, &o, &job))) {
 		/* unreadable: say first whether it is the truth's trace at all, as a
 		 * check of the hash before reading would have */
-		char hash[65], msg[1024];
+		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", fl_error_msg());
-		if (!cJSON_IsString(sha)) {
-			st = fl_error_prefix(FL_GRADE_ECONFIG, "trace of truth '%s': ", g->truth_name);
-		} else if (fl_sha256_file(path, hash)) {
-			st = fl_error_prefix(FL_GRADE_ECONFIG, "trace '%s' (traces[0].file of truth '%s'): ",
-					     file->valuestring, g->truth_name);
-		} else if (strcmp(hash, sha->valuestring) != 0) {
-			st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[0].sha256 differs)",
-				      file->valuestring, g->truth_name);
-		} else {
-			st = fl_error(FL_GRADE_ECONFIG, "trace of truth '%s': %s", g->truth_name, msg);
+		for (size_t i = 0; i < n; i++) {
+			const cJSON *sha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "sha256");
+			char hash[65];
+			if (!cJSON_IsString(sha))
+				continue;
+			if (fl_sha256_file(paths[i], hash)) {
+				st = i ? not_the_trace(g, files[i], i)
+				       : fl_error(FL_GRADE_ECONFIG, "trace '%s' (traces[0].file of truth '%s'): %s", files[i],
+						  g->truth_name, fl_error_msg());
+				goto out;
+			}
+			if (strcmp(hash, sha->valuestring) != 0) {
+				st = not_the_trace(g, files[i], i);
+				goto out;
+			}
 		}
+		st = fl_error(FL_GRADE_ECONFIG, "trace%s of truth '%s': %s", n > 1 ? "s" : "", g->truth_name, msg);
 		goto out;
 	}
-	if (cJSON_IsString(sha) && strcmp(t.info.sha256, sha->valuestring) != 0) {
-		fl_trace_release(&t);
-		st = fl_error(FL_GRADE_ECONFIG, "trace '%s' does not match truth '%s' (traces[0].sha256 differs)",
-			      file->valuestring, g->truth_name);
-		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(traces, (int)i), "sha256");
+		const char *got = fl_dm_sha256(job, i);
+		if (cJSON_IsString(sha) && (!got || strcmp(got, sha->valuestring) != 0)) {
+			st = not_the_trace(g, files[i], i);
+			goto out;
+		}
 	}
 	struct fl_host_metrics m;
-	fl_host_metrics_compute(&t, &m);
+	fl_host_metrics_compute(&host, &m);
 	g->trace_metrics = fl_host_metrics_json(&m);
 	fl_host_metrics_release(&m);
-	fl_trace_release(&t);
-	if ((st = add_device_metrics(g, 1)))
-		goto out;
+	dm = fl_device_metrics_json(job);
+	for (cJSON *it = dm->child; it;) {
+		cJSON *next = it->next;
+		if (!cJSON_GetObjectItemCaseSensitive(g->trace_metrics, it->string))
+			cJSON_AddItemToObject(g->trace_metrics, it->string, cJSON_DetachItemViaPointer(dm, it));
+		it = next;
+	}
 	*metrics = g->trace_metrics;
 out:
-	free(path);
+	cJSON_Delete(dm);
+	fl_dm_free(job);
+	fl_trace_release(&host);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(files);
 	return st;
 }
 
