@@ -2,6 +2,7 @@
  * statistics helpers they share, and what a name or a cat tells them (kernel
  * type, step number, launch call, ...). See device_internal.h. */
 #include "grader/analysis/device_internal.h"
+#include "common/categories.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -145,38 +146,12 @@ void dm_sort_doubles(double *v, size_t n)
 	free(a);
 }
 
-int dm_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* numpy's linear quantile of sorted v */
-double dm_quantile_sorted(const double *v, size_t n, double q)
-{
-	if (!n)
-		return NAN;
-	double pos = q * (double)(n - 1);
-	size_t lo = (size_t)floor(pos);
-	size_t hi = lo + 1 < n ? lo + 1 : lo;
-	double t = pos - (double)lo, a = v[lo], b = v[hi], d = b - a;
-	return t >= 0.5 ? b - d * (1 - t) : a + d * t;
-}
-
-double dm_mean_of(const double *v, size_t n)
-{
-	double s = 0;
-	for (size_t i = 0; i < n; i++)
-		s += v[i];
-	return n ? s / (double)n : NAN;
-}
-
 /* sample standard deviation (ddof 1); NaN for fewer than two values */
 double dm_std_of(const double *v, size_t n)
 {
 	if (n < 2)
 		return NAN;
-	double m = dm_mean_of(v, n), s = 0;
+	double m = fl_mean(v, n), s = 0;
 	for (size_t i = 0; i < n; i++)
 		s += (v[i] - m) * (v[i] - m);
 	return sqrt(s / (double)(n - 1));
@@ -282,8 +257,9 @@ static const char *const queue_names[] = {"cudaMemsetAsync", "cudaMemcpyAsync", 
 					  "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel",
 					  "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync",
 					  "hipMemcpyWithStream", NULL};
-static const char *const kernel_cats[] = {"kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy", "Memcpy",
-					  "mtia_ccp_events", NULL};
+/* HTA's kernel categories: faultline's own (common/categories.h) and other writers' */
+static const char *const kernel_cats[] = {FL_CATEGORY_KERNEL, "Kernel", FL_CATEGORY_GPU_MEMSET, "Memset",
+					  FL_CATEGORY_GPU_MEMCPY, "Memcpy", "mtia_ccp_events", NULL};
 
 uint16_t dm_name_flags(struct names *m, uint32_t id)
 {

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/stats.h"
 #include "grader/analysis/device_metrics.h"
 #include "grader/trace/trace_stream.h"
 
@@ -69,11 +70,8 @@ void dm_time_keys(struct kv *a, size_t n, const double *v, size_t stride);
 /* out[k] = in[perm[k].i], items of size sz */
 void dm_apply_perm(void *items, size_t sz, const struct kv *perm, size_t n);
 
-/* Statistics (one section of device_events.c, until common/stats.h) */
-void dm_sort_doubles(double *v, size_t n);                     /* ascending, no NaN */
-int dm_cmp_double(const void *a, const void *b);                /* qsort order */
-double dm_quantile_sorted(const double *v, size_t n, double q); /* numpy's linear */
-double dm_mean_of(const double *v, size_t n);                   /* NaN when empty */
+/* Statistics beyond common/stats.h (device_events.c) */
+void dm_sort_doubles(double *v, size_t n);                     /* ascending, no NaN; a radix sort */
 double dm_std_of(const double *v, size_t n);                    /* ddof 1; NaN below 2 */
 int dm_cmp_i32(const void *a, const void *b);
 long dm_find_i32(const int32_t *v, size_t n, int32_t x);        /* in sorted v; -1 */

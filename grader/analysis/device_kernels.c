@@ -109,7 +109,7 @@ static size_t aggr_by_name(const struct fl_dm_job *j, struct name_dur *nd, size_
 		for (size_t i = 0; i < nr; i++)
 			cum[i] = sorted[i] = c += rows[i].sum;
 		dm_sort_doubles(sorted, nr);
-		double q = dm_quantile_sorted(sorted, nr, j->o.duration_ratio);
+		double q = fl_quantile_sorted(sorted, nr, j->o.duration_ratio);
 		size_t keep = 0, no = 0;
 		for (size_t i = 0; i < nr; i++) {
 			if (cum[i] > q || i >= top)

@@ -94,8 +94,8 @@ static cJSON *stats_json(const double *v, size_t n, int full)
 		double *c = dm_xalloc(NULL, (n ? n : 1) * sizeof(*c));
 		dm_copy_n(c, v, n * sizeof(*c));
 		dm_sort_doubles(c, n);
-		add_num(o, "p50", dm_quantile_sorted(c, n, 0.5));
-		add_num(o, "p95", dm_quantile_sorted(c, n, 0.95));
+		add_num(o, "p50", fl_quantile_sorted(c, n, 0.5));
+		add_num(o, "p95", fl_quantile_sorted(c, n, 0.95));
 		free(c);
 	}
 	add_num(o, "max", n ? mx : NAN);

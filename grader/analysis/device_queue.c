@@ -150,12 +150,12 @@ static cJSON *queue_json(const struct fl_dm_job *j, void *state)
 		dm_copy_n(c, s->v, s->n * sizeof(*c));
 		dm_sort_doubles(c, s->n);
 		cJSON_AddNumberToObject(x, "count", (double)s->n);
-		add_num(x, "mean", dm_mean_of(c, s->n));
+		add_num(x, "mean", fl_mean(c, s->n));
 		add_num(x, "std", dm_std_of(c, s->n));
 		add_num(x, "min", s->n ? c[0] : NAN);
-		add_num(x, "p25", dm_quantile_sorted(c, s->n, 0.25));
-		add_num(x, "p50", dm_quantile_sorted(c, s->n, 0.5));
-		add_num(x, "p75", dm_quantile_sorted(c, s->n, 0.75));
+		add_num(x, "p25", fl_quantile_sorted(c, s->n, 0.25));
+		add_num(x, "p50", fl_quantile_sorted(c, s->n, 0.5));
+		add_num(x, "p75", fl_quantile_sorted(c, s->n, 0.75));
 		add_num(x, "max", s->n ? c[s->n - 1] : NAN);
 		free(c);
 		cJSON_AddItemToObject(o, key, x);

@@ -23,7 +23,7 @@ static void build_step_segments(struct dm_rank *r)
 		b[nb++] = r->steps[i].ts;
 		b[nb++] = r->steps[i].ts + r->steps[i].dur;
 	}
-	dm_sort_n(b, nb, sizeof(*b), dm_cmp_double);
+	dm_sort_n(b, nb, sizeof(*b), fl_cmp_double);
 	size_t u = 0;
 	for (size_t i = 0; i < nb; i++)
 		if (!u || b[i] != b[u - 1])
