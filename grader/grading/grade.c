@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +96,36 @@ static enum fl_status load_truth(struct fl_grade *g, const char *path)
 	return FL_OK;
 }
 
+/* dir/name, or dir/SUB/name for a subdirectory SUB (scenarios/emu/...); NULL
+ * when none is readable. */
+static char *in_scenarios(const char *dir, const char *name)
+{
+	char *p = join(dir, name);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	p = NULL;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && !p && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *sub = join(dir, e->d_name);
+		struct stat sb;
+		if (stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			p = join(sub, name);
+			if (access(p, R_OK) != 0) {
+				free(p);
+				p = NULL;
+			}
+		}
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return p;
+}
+
 static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts *o, char **out)
 {
 	if (o->rubric_path) {
@@ -109,19 +141,19 @@ static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts
 	if (strchr(name, '/') || !strcmp(name, "..") || !strcmp(name, "."))
 		return fl_error(FL_GRADE_ECONFIG, "truth '%s': scenario.rubric: '%s' is not a file name, expected a name "
 				"such as r7-starved.rubric.json", g->truth_name, name);
-	char *cand[3] = {beside(o->truth_path, name),
-			 o->scenarios_dir ? join(o->scenarios_dir, name) : join("scenarios", name),
-			 o->scenarios_dir ? NULL : join(FL_SOURCE_DIR "/scenarios", name)};
+	*out = beside(o->truth_path, name);
+	if (access(*out, R_OK) == 0)
+		return FL_OK;
+	free(*out);
 	*out = NULL;
-	for (int i = 0; i < 3; i++) {
-		if (!*out && cand[i] && access(cand[i], R_OK) == 0)
-			*out = cand[i];
-		else
-			free(cand[i]);
-	}
+	const char *bases[2] = {o->scenarios_dir ? o->scenarios_dir : "scenarios",
+				o->scenarios_dir ? NULL : FL_SOURCE_DIR "/scenarios"};
+	for (int i = 0; i < 2 && !*out; i++)
+		if (bases[i])
+			*out = in_scenarios(bases[i], name);
 	if (!*out)
 		return fl_error(FL_GRADE_ECONFIG, "truth '%s': scenario.rubric: rubric '%s' not found beside the truth or "
-				"in the scenarios directory (give --rubric)", g->truth_name, name);
+				"in the scenarios directory or a folder of it (give --rubric)", g->truth_name, name);
 	return FL_OK;
 }
 
