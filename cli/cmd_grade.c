@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "common/outfile.h"
 #include "common/strbuf.h"
+#include "grader/grading/batch.h"
 #include "grader/grading/grade.h"
 #include "grader/grading/report.h"
 
@@ -37,6 +38,26 @@ const char fl_grade_usage[] =
 	"                   discard a result on a non-zero exit, such as PrairieLearn)\n"
 	"  --scenarios DIR  where to look for the rubric the truth names\n"
 	"\n"
+	"A whole course (docs/grading.md, 'Batch grading'):\n"
+	"  faultline grade --batch ROSTER.csv [--out DIR] [--format F] [--previous OLD.csv]\n"
+	"  faultline grade --answers DIR (--truths DIR | --truth T) [--out DIR] ...\n"
+	"  --batch ROSTER   a CSV roster: learner,answer,truth (or seed); a header row\n"
+	"                   names the columns; paths are relative to the roster\n"
+	"  --answers DIR    every answer file of DIR, the learner id being the file\n"
+	"                   name up to its first '.'\n"
+	"  --truths DIR     the truths: ID.truth.json (--answers) or seed-S.truth.json\n"
+	"                   (a roster's seed column); --truth T: one truth for all\n"
+	"  --out DIR        the output directory (default: grades): reports/ID.EXT\n"
+	"                   (one per learner, --format, default json), gradebook.csv,\n"
+	"                   summary.txt (also on standard output) and summary.json\n"
+	"  --gradebook FILE write the gradebook there instead of DIR/gradebook.csv\n"
+	"  --previous OLD   an earlier gradebook: DIR/regrade.csv lists the learners\n"
+	"                   whose score changed, and by how much\n"
+	"  A bad answer, truth or roster row never stops the batch; its gradebook row\n"
+	"  (or the summary) says why. Exit 0: every learner graded; 1: the gradebook\n"
+	"  is written but some learners or roster rows were not graded; 2: usage, the\n"
+	"  roster or an output cannot be read or written.\n"
+	"\n"
 	"Exit: 0 graded; 1 below --fail-under; 2 usage error or --out cannot be written;\n"
 	"3 the answer could not be parsed, or (--strict) a value could not be read\n"
 	"(reported as not gradable); 4 truth or rubric error (the message names the\n"
@@ -53,6 +74,11 @@ const struct fl_opt fl_grade_opts[] = {
 	{.name = "--fail-under", .kind = FL_OPT_NUMBER, .expects = "a fraction", .min = 0, .max = 1,
 	 .flags = FL_OPT_NONEMPTY},
 	VALUE("--scenarios"),
+	VALUE("--batch"),
+	VALUE("--answers"),
+	VALUE("--truths"),
+	VALUE("--previous"),
+	VALUE("--gradebook"),
 	{.name = "--reveal"},
 	{.name = "--strict"},
 	{.name = "--exit-zero"},
@@ -64,7 +90,8 @@ struct grade_args {
 	struct fl_grade_opts o;
 	const char *format, *out;
 	double fail_under;
-	int have_fail_under, exit_zero;
+	int have_fail_under, exit_zero, have_format;
+	const char *batch, *answers, *truths, *previous, *gradebook; /* batch grading */
 };
 
 /* The options read well (even after a usage error), then the checks of the
@@ -83,6 +110,12 @@ static enum fl_status check_args(enum fl_status st, const struct fl_args *a, str
 	g->fail_under = fu ? fu->d : 0;
 	g->have_fail_under = fu != NULL;
 	g->exit_zero = fl_args_has(a, "--exit-zero");
+	g->have_format = fl_args_has(a, "--format");
+	g->batch = fl_args_text(a, "--batch", NULL);
+	g->answers = fl_args_text(a, "--answers", NULL);
+	g->truths = fl_args_text(a, "--truths", NULL);
+	g->previous = fl_args_text(a, "--previous", NULL);
+	g->gradebook = fl_args_text(a, "--gradebook", NULL);
 	if (!st && !fl_report_format_find(g->format)) {
 		char list[128] = "";
 		for (size_t i = 0; fl_report_formats[i]; i++)
@@ -90,6 +123,19 @@ static enum fl_status check_args(enum fl_status st, const struct fl_args *a, str
 				 fl_report_formats[i]->name);
 		st = fl_error(FL_EINPUT, "grade: option '--format': unknown format '%s', expected one of: %s", g->format, list);
 	}
+	if (!st && (g->batch || g->answers)) {
+		if (g->batch && g->answers)
+			st = fl_error(FL_EINPUT, "grade: give --batch ROSTER or --answers DIR, not both");
+		else if (g->o.answer_path)
+			st = fl_error(FL_EINPUT, "grade: --answer grades one answer; with %s every answer comes from it",
+				      g->batch ? "--batch the roster" : "--answers the directory");
+		else if (g->have_fail_under)
+			st = fl_error(FL_EINPUT, "grade: --fail-under is for one answer, not a batch");
+		return st;
+	}
+	if (!st && (g->truths || g->previous || g->gradebook))
+		st = fl_error(FL_EINPUT, "grade: option '%s' is for batch grading (--batch ROSTER or --answers DIR)",
+			      g->truths ? "--truths" : g->previous ? "--previous" : "--gradebook");
 	if (!st && !g->o.truth_path)
 		st = fl_error(FL_EINPUT, "grade: expected --truth FILE (see 'faultline grade --help')");
 	if (!st && !g->o.answer_path)
@@ -112,6 +158,32 @@ static enum fl_status emit(const struct fl_grade *g, const struct fl_report_form
 	return st;
 }
 
+static enum fl_status run_batch(const struct grade_args *a)
+{
+	struct fl_roster r;
+	struct fl_roster_opts ro = {.truths_dir = a->truths, .truth = a->o.truth_path};
+	enum fl_status st = a->batch ? fl_roster_load(a->batch, &ro, &r) : fl_roster_from_dirs(a->answers, &ro, &r);
+	if (st) {
+		fl_roster_release(&r);
+		return st;
+	}
+	struct fl_batch_opts bo = {.out_dir = a->out ? a->out : "grades", .format = a->have_format ? a->format : "json",
+				   .gradebook = a->gradebook, .previous = a->previous, .rubric_path = a->o.rubric_path,
+				   .scenarios_dir = a->o.scenarios_dir, .reveal = a->o.reveal, .strict = a->o.strict};
+	struct fl_batch_stats bs;
+	st = fl_batch_run(&r, &bo, &bs);
+	if (!st && (bs.graded < bs.learners || bs.bad_rows))
+		st = fl_error(FL_ECHECK, "grade: %zu of %zu learners graded, %zu roster rows not used (see the gradebook's "
+			      "state and message columns and the summary)", bs.graded, bs.learners, bs.bad_rows);
+	fl_roster_release(&r);
+	if (st == FL_ECHECK && a->exit_zero) {
+		fprintf(stderr, "faultline: %s (exit 0: --exit-zero)\n", fl_error_msg());
+		fl_error_clear();
+		return FL_OK;
+	}
+	return st;
+}
+
 enum fl_status fl_cmd_grade(int argc, char **argv)
 {
 	struct fl_args args;
@@ -124,13 +196,15 @@ enum fl_status fl_cmd_grade(int argc, char **argv)
 	struct fl_grade g = {0};
 	st = check_args(st, &args, &a); /* the values are argv's strings */
 	fl_args_release(&args);
+	if (!st && (a.batch || a.answers))
+		return run_batch(&a);
 	const struct fl_report_format *f = fl_report_format_find(a.format);
 	if (!f)
 		f = fl_report_format_find("text");
 	if (st) {
 		/* still leave a result file where the platform expects one */
 		fl_grade_fail(&g, FL_GRADE_USAGE_ERROR, fl_error_msg());
-		if (a.out) {
+		if (a.out && !a.batch && !a.answers) { /* a batch's --out is a directory */
 			char msg[4096];
 			snprintf(msg, sizeof(msg), "%s", fl_error_msg());
 			if (emit(&g, f, a.out) == FL_OK)

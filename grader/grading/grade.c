@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +96,36 @@ static enum fl_status load_truth(struct fl_grade *g, const char *path)
 	return FL_OK;
 }
 
+/* dir/name, or dir/SUB/name for a subdirectory SUB (scenarios/emu/...); NULL
+ * when none is readable. */
+static char *in_scenarios(const char *dir, const char *name)
+{
+	char *p = join(dir, name);
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	p = NULL;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && !p && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *sub = join(dir, e->d_name);
+		struct stat sb;
+		if (stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			p = join(sub, name);
+			if (access(p, R_OK) != 0) {
+				free(p);
+				p = NULL;
+			}
+		}
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return p;
+}
+
 static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts *o, char **out)
 {
 	if (o->rubric_path) {
@@ -109,19 +141,19 @@ static enum fl_status find_rubric(struct fl_grade *g, const struct fl_grade_opts
 	if (strchr(name, '/') || !strcmp(name, "..") || !strcmp(name, "."))
 		return fl_error(FL_GRADE_ECONFIG, "truth '%s': scenario.rubric: '%s' is not a file name, expected a name "
 				"such as r7-starved.rubric.json", g->truth_name, name);
-	char *cand[3] = {beside(o->truth_path, name),
-			 o->scenarios_dir ? join(o->scenarios_dir, name) : join("scenarios", name),
-			 o->scenarios_dir ? NULL : join(FL_SOURCE_DIR "/scenarios", name)};
+	*out = beside(o->truth_path, name);
+	if (access(*out, R_OK) == 0)
+		return FL_OK;
+	free(*out);
 	*out = NULL;
-	for (int i = 0; i < 3; i++) {
-		if (!*out && cand[i] && access(cand[i], R_OK) == 0)
-			*out = cand[i];
-		else
-			free(cand[i]);
-	}
+	const char *bases[2] = {o->scenarios_dir ? o->scenarios_dir : "scenarios",
+				o->scenarios_dir ? NULL : FL_SOURCE_DIR "/scenarios"};
+	for (int i = 0; i < 2 && !*out; i++)
+		if (bases[i])
+			*out = in_scenarios(bases[i], name);
 	if (!*out)
 		return fl_error(FL_GRADE_ECONFIG, "truth '%s': scenario.rubric: rubric '%s' not found beside the truth or "
-				"in the scenarios directory (give --rubric)", g->truth_name, name);
+				"in the scenarios directory or a folder of it (give --rubric)", g->truth_name, name);
 	return FL_OK;
 }
 
@@ -333,6 +365,8 @@ static enum fl_status judge_all(struct fl_grade *g, struct fl_answer *ans, cJSON
 			it->answer_key = fl_xstrdup(a->key);
 			struct fl_judge_ctx c = {.q = q, .expected = expected[i], .truth = g->truth, .strict = g->strict};
 			q->kind->judge(&c, a, &it->v);
+			it->unreadable = it->v.outcome == FL_OUT_FORMAT ||
+					 (it->v.notes.buf && !strncmp(it->v.notes.buf, "unreadable value", 16));
 			if (it->v.outcome == FL_OUT_FORMAT) {
 				struct strbuf m = STRBUF_INIT;
 				strbuf_addf(&m, "%s: %s", q->id, it->v.feedback.buf ? it->v.feedback.buf : "cannot be read");
@@ -367,19 +401,20 @@ static enum fl_status judge_all(struct fl_grade *g, struct fl_answer *ans, cJSON
 	return FL_OK;
 }
 
-enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
+/* Truth, rubric and every expected value: everything that does not depend on
+ * the answer. On an error g is in the config-error state. */
+static enum fl_status prepare(const struct fl_grade_opts *o, struct fl_grade *g, cJSON ***expected_out)
 {
-	double t0 = now_s();
 	memset(g, 0, sizeof(*g));
 	g->reveal = o->reveal;
 	g->strict = o->strict;
 	g->truth_name = fl_xstrdup(fl_base_name(o->truth_path));
-	g->answer_name = fl_xstrdup(fl_base_name(o->answer_path));
+	g->answer_name = fl_xstrdup(o->answer_path ? fl_base_name(o->answer_path) : "");
 	g->truth_path = fl_xstrdup(o->truth_path);
 	char *rubric_path = NULL;
 	cJSON **expected = NULL;
-	struct fl_answer ans = {0};
 	enum fl_status st;
+	*expected_out = NULL;
 	if ((st = load_truth(g, o->truth_path)) || (st = find_rubric(g, o, &rubric_path))) {
 		st = config_error(g, st);
 		goto out;
@@ -401,7 +436,7 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 			goto out;
 		}
 	}
-	expected = calloc(g->rubric.n, sizeof(*expected));
+	expected = calloc(g->rubric.n ? g->rubric.n : 1, sizeof(*expected));
 	if (!expected)
 		abort();
 	for (size_t i = 0; i < g->rubric.n; i++)
@@ -409,21 +444,109 @@ enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
 			st = config_error(g, st);
 			goto out;
 		}
-	if ((st = fl_answer_load(o->answer_path, &ans))) {
+out:
+	*expected_out = expected;
+	free(rubric_path);
+	return st;
+}
+
+static void free_expected(cJSON **expected, size_t n)
+{
+	for (size_t i = 0; expected && i < n; i++)
+		cJSON_Delete(expected[i]);
+	free(expected);
+}
+
+static enum fl_status grade_answer(struct fl_grade *g, cJSON **expected, const char *answer_path)
+{
+	struct fl_answer ans = {0};
+	enum fl_status st;
+	if ((st = fl_answer_load(answer_path, &ans))) {
 		g->state = FL_GRADE_UNPARSEABLE;
 		push(&g->format_errors, &g->n_format_errors, fl_xstrdup(fl_error_msg()));
 		st = FL_GRADE_EANSWER;
-		goto out;
+	} else {
+		st = judge_all(g, &ans, expected);
 	}
-	st = judge_all(g, &ans, expected);
-out:
-	for (size_t i = 0; expected && i < g->rubric.n; i++)
-		cJSON_Delete(expected[i]);
-	free(expected);
 	fl_answer_release(&ans);
-	free(rubric_path);
+	return st;
+}
+
+enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g)
+{
+	double t0 = now_s();
+	cJSON **expected = NULL;
+	enum fl_status st = prepare(o, g, &expected);
+	if (!st)
+		st = grade_answer(g, expected, o->answer_path);
+	free_expected(expected, g->rubric.n);
 	g->elapsed_s = now_s() - t0;
 	return st;
+}
+
+/* ---- a truth prepared once, many answers ---- */
+
+struct fl_grade_key {
+	struct fl_grade base; /* the prepared truth and rubric, or the config error */
+	cJSON **expected;
+	enum fl_status st;
+};
+
+enum fl_status fl_grade_key_load(const struct fl_grade_opts *o, struct fl_grade_key **out)
+{
+	struct fl_grade_key *k = calloc(1, sizeof(*k));
+	if (!k)
+		abort();
+	k->st = prepare(o, &k->base, &k->expected);
+	if (k->st && !k->base.error)
+		fl_grade_fail(&k->base, FL_GRADE_CONFIG_ERROR, fl_error_msg());
+	*out = k;
+	return k->st;
+}
+
+enum fl_status fl_grade_key_status(const struct fl_grade_key *k, const char **msg)
+{
+	if (msg)
+		*msg = k->base.error;
+	return k->st;
+}
+
+enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_path, struct fl_grade *g)
+{
+	double t0 = now_s();
+	const struct fl_grade *b = &k->base;
+	memset(g, 0, sizeof(*g));
+	g->shared = 1;
+	g->reveal = b->reveal;
+	g->strict = b->strict;
+	g->truth_name = fl_xstrdup(b->truth_name);
+	g->answer_name = fl_xstrdup(fl_base_name(answer_path));
+	g->truth_path = fl_xstrdup(b->truth_path);
+	g->scenario = b->scenario ? fl_xstrdup(b->scenario) : NULL;
+	g->rubric_name = b->rubric_name ? fl_xstrdup(b->rubric_name) : NULL;
+	g->truth = b->truth;
+	g->trace_metrics = b->trace_metrics;
+	g->rubric = b->rubric;
+	g->have_rubric = b->have_rubric;
+	g->max_score = b->max_score;
+	enum fl_status st;
+	if (k->st) {
+		fl_grade_fail(g, FL_GRADE_CONFIG_ERROR, b->error ? b->error : "truth or rubric error");
+		st = fl_error(k->st, "%s", g->error);
+	} else {
+		st = grade_answer(g, k->expected, answer_path);
+	}
+	g->elapsed_s = now_s() - t0;
+	return st;
+}
+
+void fl_grade_key_free(struct fl_grade_key *k)
+{
+	if (!k)
+		return;
+	free_expected(k->expected, k->base.rubric.n);
+	fl_grade_release(&k->base);
+	free(k);
 }
 
 void fl_grade_release(struct fl_grade *g)
@@ -439,10 +562,12 @@ void fl_grade_release(struct fl_grade *g)
 	for (size_t i = 0; i < g->n_ignored; i++)
 		free(g->ignored_keys[i]);
 	free(g->ignored_keys);
-	if (g->have_rubric)
-		fl_rubric_release(&g->rubric);
-	cJSON_Delete(g->truth);
-	cJSON_Delete(g->trace_metrics);
+	if (!g->shared) { /* else the key's (fl_grade_with) */
+		if (g->have_rubric)
+			fl_rubric_release(&g->rubric);
+		cJSON_Delete(g->truth);
+		cJSON_Delete(g->trace_metrics);
+	}
 	free(g->truth_name);
 	free(g->answer_name);
 	free(g->rubric_name);

@@ -34,6 +34,7 @@ struct fl_grade_item {
 	struct fl_verdict v;
 	double score;           /* points * credit */
 	char *answer_key;       /* the key the answer used (cleaned); NULL when missing */
+	int unreadable;         /* the value could not be read (scored 0, or a format error) */
 };
 
 struct fl_grade_opts {
@@ -63,6 +64,7 @@ struct fl_grade {
 	cJSON *truth;
 	cJSON *trace_metrics;     /* computed on the first trace: reference */
 	char *truth_path;
+	int shared;               /* truth, rubric and trace metrics belong to a key (fl_grade_with) */
 };
 
 enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g);
@@ -71,5 +73,19 @@ void fl_grade_fail(struct fl_grade *g, enum fl_grade_state state, const char *ms
 /* score / max_score in [0, 1] (0 when not graded). */
 double fl_grade_fraction(const struct fl_grade *g);
 void fl_grade_release(struct fl_grade *g);
+
+/* Many answers against one truth (batch grading): the truth, the rubric and
+ * every expected value (with the trace metrics they read) are prepared once by
+ * fl_grade_key_load, which always gives a key — one holding the config error
+ * when the truth or rubric is bad (its status is returned). fl_grade_with
+ * grades one answer with it and fills g as fl_grade_run would (a bad key gives
+ * a config-error grade); g borrows the key's truth and rubric, so release g
+ * before the key. o->answer_path is not used by fl_grade_key_load. */
+struct fl_grade_key;
+enum fl_status fl_grade_key_load(const struct fl_grade_opts *o, struct fl_grade_key **out);
+/* The key's status, and its config error message (NULL when none). */
+enum fl_status fl_grade_key_status(const struct fl_grade_key *k, const char **msg);
+enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_path, struct fl_grade *g);
+void fl_grade_key_free(struct fl_grade_key *k);
 
 #endif

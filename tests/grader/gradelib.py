@@ -502,4 +502,9 @@ def tmpdir():
 
 
 def rubric_for(src, truth):
-    return load(os.path.join(src, "scenarios", truth["scenario"]["rubric"]))
+    """The rubric the truth names, in scenarios/ or a folder of it (scenarios/emu/), as the grader looks."""
+    name, base = truth["scenario"]["rubric"], os.path.join(src, "scenarios")
+    for d in [base] + sorted(os.path.join(base, s) for s in os.listdir(base) if os.path.isdir(os.path.join(base, s))):
+        if os.path.exists(os.path.join(d, name)):
+            return load(os.path.join(d, name))
+    return load(os.path.join(base, name))
