@@ -1,9 +1,36 @@
 /* fleet.c — faultline fleet generate: load, vary, simulate, write, report. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/outfile.h"
 
 #include "generator/fleet.h"
 #include "generator/fleet_internal.h"
+
+/* The rubric the scenario names, from beside the scenario to beside the
+ * truth, where grade looks first. */
+static enum fl_status copy_rubric(const char *scenario_path, const struct fl_fleet_scenario *sc, const char *dir)
+{
+	if (!sc->rubric || strchr(sc->rubric, '/'))
+		return FL_OK;
+	struct strbuf from = STRBUF_INIT, to = STRBUF_INIT;
+	const char *slash = strrchr(scenario_path, '/');
+	if (slash)
+		strbuf_add(&from, scenario_path, (size_t)(slash - scenario_path + 1));
+	strbuf_adds(&from, sc->rubric);
+	strbuf_addf(&to, "%s/%s", dir, sc->rubric);
+	char *buf = NULL;
+	size_t len = 0;
+	enum fl_status st = FL_OK;
+	if (access(from.buf, R_OK) == 0 && !(st = fl_read_file(from.buf, &buf, &len)))
+		st = fl_write_file_atomic(to.buf, buf, len);
+	free(buf);
+	strbuf_release(&from);
+	strbuf_release(&to);
+	return st;
+}
 
 enum fl_status fl_fleet_generate(const char *path, const struct fl_fleet_gen_opts *o, struct strbuf *report)
 {
@@ -18,7 +45,8 @@ enum fl_status fl_fleet_generate(const char *path, const struct fl_fleet_gen_opt
 	if (o->vary)
 		fl_fleet_scenario_vary(&sc, sc.seed);
 	const char *dir = o->out_dir ? o->out_dir : sc.out_dir ? sc.out_dir : "out";
-	if ((st = fl_fleet_simulate(&sc, &sim)) || (st = fl_fleet_write(&sc, &sim, dir, &truth)))
+	if ((st = fl_fleet_simulate(&sc, &sim)) || (st = fl_fleet_write(&sc, &sim, dir, &truth)) ||
+	    (st = copy_rubric(path, &sc, dir)))
 		goto out;
 	if (o->json) {
 		char *s = cJSON_Print(truth);

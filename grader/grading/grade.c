@@ -252,7 +252,8 @@ static enum fl_status resolve_one(struct fl_ref_ctx *ctx, const cJSON *spec, cJS
  * results are flattened one level. */
 static enum fl_status resolve_expected(struct fl_grade *g, const struct fl_question *q, cJSON **out)
 {
-	struct fl_ref_ctx ctx = {.truth = g->truth, .truth_name = g->truth_name, .trace_metrics = trace_metrics, .arg = g};
+	struct fl_ref_ctx ctx = {.truth = g->truth, .truth_name = g->truth_name, .trace_metrics = trace_metrics, .arg = g,
+				 .fleet_metrics = fl_grade_fleet_metrics};
 	const char *file = g->rubric.name_in_messages;
 	enum fl_status st = FL_OK;
 	*out = NULL;
@@ -447,6 +448,7 @@ void fl_grade_release(struct fl_grade *g)
 		fl_rubric_release(&g->rubric);
 	cJSON_Delete(g->truth);
 	cJSON_Delete(g->trace_metrics);
+	cJSON_Delete(g->fleet_metrics);
 	free(g->truth_name);
 	free(g->answer_name);
 	free(g->rubric_name);

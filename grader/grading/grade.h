@@ -60,6 +60,7 @@ struct fl_grade {
 	double elapsed_s;
 	cJSON *truth;
 	cJSON *trace_metrics;     /* computed on the first trace: reference */
+	cJSON *fleet_metrics;     /* computed on the first fleet: reference (fleet_ref.c) */
 	char *truth_path;
 };
 
@@ -69,5 +70,10 @@ void fl_grade_fail(struct fl_grade *g, enum fl_grade_state state, const char *ms
 /* score / max_score in [0, 1] (0 when not graded). */
 double fl_grade_fraction(const struct fl_grade *g);
 void fl_grade_release(struct fl_grade *g);
+
+/* fleet: references: the fleet analysis of the jobs CSV (and XID CSV) the
+ * truth's `fleet` object names beside the truth, with its parameters
+ * (fleet_ref.c); arg is the fl_grade. */
+enum fl_status fl_grade_fleet_metrics(void *arg, const cJSON **metrics);
 
 #endif
