@@ -45,6 +45,7 @@ struct fl_fleet_scenario {
 	long min_gpus, job_gpus;    /* the analysis the rubric uses */
 	double min_hours, ckpt_cost_min;
 	const char *out_dir, *jobs_file, *xid_file, *truth_file;
+	int varied;                 /* the vary ranges were drawn */
 };
 
 enum fl_fleet_state { FJ_COMPLETED, FJ_CANCELLED, FJ_FAILED, FJ_TIMEOUT, FJ_NODE_FAIL };

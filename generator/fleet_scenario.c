@@ -264,6 +264,7 @@ void fl_fleet_scenario_vary(struct fl_fleet_scenario *sc, uint64_t seed)
 {
 	struct fl_rng r;
 	fl_rng_seed(&r, seed ^ 0x7661727966656574ull); /* apart from the simulation's stream */
+	sc->varied = 1;
 	for (size_t i = 0; i < sc->nfaults; i++) {
 		struct fl_fleet_fault_spec *fs = &sc->faults[i];
 		for (size_t k = 0; k < fs->ops->n_params; k++) {

@@ -282,6 +282,17 @@ enum fl_status fl_fleet_write(const struct fl_fleet_scenario *sc, const struct f
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "fault", sc->faults[i].ops->name);
 		cJSON_AddItemToObject(e, "params", params_json(&sc->faults[i]));
+		cJSON *varied = NULL;
+		for (size_t k = 0; sc->varied && k < sc->faults[i].ops->n_params; k++) {
+			if (!sc->faults[i].vary[k])
+				continue;
+			if (!varied)
+				varied = cJSON_AddObjectToObject(e, "varied");
+			cJSON *v = cJSON_AddObjectToObject(varied, sc->faults[i].ops->params[k].name);
+			cJSON_AddNumberToObject(v, "drawn", sc->faults[i].values[k]);
+			const double range[2] = {sc->faults[i].lo[k], sc->faults[i].hi[k]};
+			cJSON_AddItemToObject(v, "range", cJSON_CreateDoubleArray(range, 2));
+		}
 		cJSON_AddItemToArray(fa, e);
 	}
 
