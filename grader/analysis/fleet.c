@@ -451,7 +451,8 @@ enum fl_status fl_fleet_analyze(const char *jobs_path, const struct fl_fleet_opt
 		st = FL_ERUNTIME;
 		goto out;
 	}
-	qsort(p->nf, p->nnf, sizeof(*p->nf), nf_cmp);
+	if (p->nnf)
+		qsort(p->nf, p->nnf, sizeof(*p->nf), nf_cmp);
 	if (o->xid_path) {
 		x = calloc(1, sizeof(*x));
 		if (!x)
