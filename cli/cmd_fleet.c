@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "faults/fleet_fault.h"
 #include "common/strbuf.h"
 #include "generator/fleet.h"
 #include "grader/analysis/fleet.h"
@@ -16,6 +17,7 @@ const char fl_fleet_usage[] =
 	"usage: faultline fleet analyze JOBS.csv [--xid XID.csv] [--json] [--min-gpus N]\n"
 	"                               [--min-hours H] [--ckpt-cost MIN] [--job-gpus N] [--strict]\n"
 	"       faultline fleet generate SCENARIO [-o DIR] [--seed S [--vary]] [--json]\n"
+	"       faultline fleet faults      (the fleet fault modules and their parameters)\n"
 	"\n"
 	"Fleet reliability from job logs in AcmeTrace's schema (lab R2). See docs/fleet.md.\n"
 	"\n"
@@ -160,8 +162,39 @@ out:
 	return st;
 }
 
+static const struct fl_opt faults_opts[] = {
+	{NULL},
+};
+static const struct fl_command sub_faults = {
+	"fleet faults", NULL, fl_fleet_usage, {.opts = faults_opts, .max_args = 0}, NULL};
+
+static enum fl_status fleet_faults(int argc, char **argv)
+{
+	struct fl_args a;
+	enum fl_status st = fl_opts_parse(&sub_faults, argc, argv, &a);
+	int help = a.help;
+	fl_args_release(&a);
+	if (st || help)
+		return st;
+	for (size_t i = 0; fl_fleet_faults[i]; i++) {
+		const struct fl_fleet_fault_ops *f = fl_fleet_faults[i];
+		printf("%s%s\n  %s\n  parameters:\n", i ? "\n" : "", f->name, f->summary);
+		for (size_t k = 0; k < f->n_params; k++) {
+			const struct fl_param_spec *p = &f->params[k];
+			char def[32], range[64];
+			snprintf(def, sizeof(def), "%g", p->def);
+			snprintf(range, sizeof(range), "%s in [%g, %g]%s%s", p->type == FL_PARAM_INT ? "integer" : "number",
+				 p->min, p->max, p->unit ? " " : "", p->unit ? p->unit : "");
+			printf("    %-15s default %-7s %-30s %s\n", p->name, def, range, p->meaning);
+		}
+	}
+	return FL_OK;
+}
+
 enum fl_status fl_cmd_fleet(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "faults"))
+		return fleet_faults(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "analyze"))
 		return fleet_analyze(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "generate"))
@@ -169,8 +202,8 @@ enum fl_status fl_cmd_fleet(int argc, char **argv)
 	struct fl_args a;
 	enum fl_status st = fl_command_args("fleet", argc, argv, &a);
 	if (!st && !a.help)
-		st = fl_error(FL_EINPUT, a.nargs ? "fleet: unknown subcommand '%s', expected analyze or generate"
-					       : "fleet: expected a subcommand, analyze or generate%s",
+		st = fl_error(FL_EINPUT, a.nargs ? "fleet: unknown subcommand '%s', expected analyze, generate or faults"
+					       : "fleet: expected a subcommand, analyze, generate or faults%s",
 			      a.nargs ? a.args[0] : "");
 	fl_args_release(&a);
 	return st;

@@ -32,6 +32,8 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert abs(j["large"]["gpu_hours"] - 48 * 1024) < 1e-9, j["large"]
 PY
+expect_exit 0 "fleet faults lists the fleet fault modules" -- "$FL" fleet faults
+for f in node_failure bad_node correlated_rack checkpoint_cost; do grep -q "^$f$" "$TMP/.stdout" || fail "fleet faults lacks $f"; done
 expect_exit 2 "an unknown subcommand" -- "$FL" fleet frobnicate
 expect_exit 2 "a missing file" -- "$FL" fleet analyze "$TMP/none.csv"
 expect_err_has "cannot open" "the message names the file"
