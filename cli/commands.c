@@ -19,6 +19,8 @@ const struct fl_command fl_commands[] = {
 	 {.opts = fl_grade_opts, .max_args = 0, .keep_going = 1}, fl_cmd_grade},
 	{"validate", "structural check of traces", fl_validate_usage, {.opts = fl_validate_opts, .arg = "trace file", .min_args = 1, .max_args = -1},
 	 fl_cmd_validate},
+	{"fleet", "fleet job logs: analyze AcmeTrace CSVs, generate simulated fleets", fl_fleet_usage,
+	 {.opts = fl_fleet_opts, .arg = "subcommand", .min_args = 0, .max_args = -1}, fl_cmd_fleet},
 	{NULL, NULL, NULL, {NULL, NULL, 0, 0, 0}, NULL},
 };
 

@@ -279,7 +279,8 @@ static enum fl_status resolve_one(struct fl_ref_ctx *ctx, const cJSON *spec, cJS
  * results are flattened one level. */
 static enum fl_status resolve_expected(struct fl_grade *g, const struct fl_question *q, cJSON **out)
 {
-	struct fl_ref_ctx ctx = {.truth = g->truth, .truth_name = g->truth_name, .trace_metrics = trace_metrics, .arg = g};
+	struct fl_ref_ctx ctx = {.truth = g->truth, .truth_name = g->truth_name, .trace_metrics = trace_metrics, .arg = g,
+				 .fleet_metrics = fl_grade_fleet_metrics};
 	const char *file = g->rubric.name_in_messages;
 	enum fl_status st = FL_OK;
 	*out = NULL;
@@ -526,6 +527,7 @@ enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_pa
 	g->rubric_name = b->rubric_name ? fl_xstrdup(b->rubric_name) : NULL;
 	g->truth = b->truth;
 	g->trace_metrics = b->trace_metrics;
+	g->fleet_metrics = b->fleet_metrics;
 	g->rubric = b->rubric;
 	g->have_rubric = b->have_rubric;
 	g->max_score = b->max_score;
@@ -567,6 +569,7 @@ void fl_grade_release(struct fl_grade *g)
 			fl_rubric_release(&g->rubric);
 		cJSON_Delete(g->truth);
 		cJSON_Delete(g->trace_metrics);
+		cJSON_Delete(g->fleet_metrics);
 	}
 	free(g->truth_name);
 	free(g->answer_name);

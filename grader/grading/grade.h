@@ -63,8 +63,9 @@ struct fl_grade {
 	double elapsed_s;
 	cJSON *truth;
 	cJSON *trace_metrics;     /* computed on the first trace: reference */
+	cJSON *fleet_metrics;     /* computed on the first fleet: reference (fleet_ref.c) */
 	char *truth_path;
-	int shared;               /* truth, rubric and trace metrics belong to a key (fl_grade_with) */
+	int shared;               /* truth, rubric, trace and fleet metrics belong to a key (fl_grade_with) */
 };
 
 enum fl_status fl_grade_run(const struct fl_grade_opts *o, struct fl_grade *g);
@@ -87,5 +88,10 @@ enum fl_status fl_grade_key_load(const struct fl_grade_opts *o, struct fl_grade_
 enum fl_status fl_grade_key_status(const struct fl_grade_key *k, const char **msg);
 enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_path, struct fl_grade *g);
 void fl_grade_key_free(struct fl_grade_key *k);
+
+/* fleet: references: the fleet analysis of the jobs CSV (and XID CSV) the
+ * truth's `fleet` object names beside the truth, with its parameters
+ * (fleet_ref.c); arg is the fl_grade. */
+enum fl_status fl_grade_fleet_metrics(void *arg, const cJSON **metrics);
 
 #endif

@@ -11,7 +11,7 @@
 
 int fl_ref_is_expression(const char *s)
 {
-	if (!strncmp(s, "truth:", 6) || !strncmp(s, "trace:", 6))
+	if (!strncmp(s, "truth:", 6) || !strncmp(s, "trace:", 6) || !strncmp(s, "fleet:", 6))
 		return 1;
 	const char *p = s;
 	while (islower((unsigned char)*p) || *p == '_')
@@ -27,6 +27,7 @@ struct parser {
 	struct fl_ref_ctx *ctx;
 	int depth;
 	const cJSON *trace_metrics;
+	const cJSON *fleet_metrics;
 };
 
 static void skip_ws(struct parser *p)
@@ -44,7 +45,7 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out);
 
 static enum fl_status eval_ref(struct parser *p, cJSON **out)
 {
-	int is_trace = !strncmp(p->s + p->i, "trace:", 6);
+	int is_trace = !strncmp(p->s + p->i, "trace:", 6), is_fleet = !strncmp(p->s + p->i, "fleet:", 6);
 	p->i += 6;
 	size_t start = p->i;
 	int in_brackets = 0, in_quote = 0;
@@ -82,11 +83,22 @@ static enum fl_status eval_ref(struct parser *p, cJSON **out)
 		}
 		root = p->trace_metrics;
 		where = "the trace's metrics";
+	} else if (is_fleet) {
+		if (!p->fleet_metrics) {
+			if (!p->ctx->fleet_metrics) {
+				st = fl_error(FL_EINTERNAL, "fleet:%s: no fleet log is available to this rubric", path);
+				goto out;
+			}
+			if ((st = p->ctx->fleet_metrics(p->ctx->arg, &p->fleet_metrics)))
+				goto out;
+		}
+		root = p->fleet_metrics;
+		where = "the fleet analysis";
 	}
 	char why[300];
 	const cJSON *v = fl_json_path(root, path, why, sizeof(why));
 	if (!v) {
-		st = fl_error(FL_EINTERNAL, "%s key '%s' not found in '%s' (%s)", is_trace ? "trace" : "truth", path,
+		st = fl_error(FL_EINTERNAL, "%s key '%s' not found in '%s' (%s)", is_trace ? "trace" : is_fleet ? "fleet" : "truth", path,
 			      where, why);
 		goto out;
 	}
@@ -294,7 +306,7 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out)
 	skip_ws(p);
 	const char *c = p->s + p->i;
 	enum fl_status st;
-	if (!strncmp(c, "truth:", 6) || !strncmp(c, "trace:", 6)) {
+	if (!strncmp(c, "truth:", 6) || !strncmp(c, "trace:", 6) || !strncmp(c, "fleet:", 6)) {
 		st = eval_ref(p, out);
 	} else if (isdigit((unsigned char)*c) || *c == '-' || *c == '+' || *c == '.') {
 		char *end;
@@ -318,7 +330,7 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out)
 	} else if (islower((unsigned char)*c)) {
 		st = eval_call(p, out);
 	} else {
-		return bad(p, "expected truth:, trace:, a number or a function");
+		return bad(p, "expected truth:, trace:, fleet:, a number or a function");
 	}
 	p->depth--;
 	return st;

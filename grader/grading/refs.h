@@ -6,6 +6,10 @@
  *          | 'trace:' path            a value of the metrics computed from the
  *                                     truth's trace at grade time (same layout
  *                                     as the truth's `metrics`)
+ *          | 'fleet:' path            a value of the fleet analysis
+ *                                     (faultline.fleet/1, grader/analysis/fleet.h)
+ *                                     of the jobs CSV the truth's `fleet` names,
+ *                                     computed at grade time
  *   path  := step { '.' name | '[' index ']' | '[' key '=' value ']' | '["' name '"]' }
  *   func  := ratio(a, b)  a / b          diff(a, b)  a - b      mul(a, b)  a * b
  *            sum(...)     mean(...)      min(...)    max(...)   (numbers, or one array)
@@ -34,9 +38,12 @@ struct fl_ref_ctx {
 	 * (owned by the callee) or an error. NULL: trace: references are errors. */
 	enum fl_status (*trace_metrics)(void *arg, const cJSON **metrics);
 	void *arg;
+	/* Called on the first fleet: reference, like trace_metrics. NULL:
+	 * fleet: references are errors. */
+	enum fl_status (*fleet_metrics)(void *arg, const cJSON **metrics);
 };
 
-/* 1 if s is an expression (starts with truth:, trace: or a function call),
+/* 1 if s is an expression (starts with truth:, trace:, fleet: or a function call),
  * 0 if it is literal text. */
 int fl_ref_is_expression(const char *s);
 
