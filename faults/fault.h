@@ -62,6 +62,7 @@ enum fl_site {
 	FL_SITE_POST_ACTIVATION, /* on the first layer's activation, after relu */
 	FL_SITE_FORWARD_LAYER,   /* after each forward layer (*t: its activation) */
 	FL_SITE_BACKWARD_LAYER,  /* after each backward layer (*t: the gradient buffer; do not replace) */
+	FL_SITE_OUTPUT,          /* on the model's output, after the last layer, before the loss */
 };
 
 /* One injected instance, as the truth lists it: what the fault asked for and

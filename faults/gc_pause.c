@@ -7,10 +7,15 @@
  * chasing in allocation-random order, like a real tracing collector) and sweeps
  * every object, freeing the dead. The pause is real work and grows with the heap.
  *
- * The heap is sized at init, outside the recorded window: the collection cost
- * per live and per dead object is measured on this machine, and the initial live
- * heap is chosen so the first collection lasts about `pause_ms`.
+ * The heap is sized at init, outside the recorded window, by measurement: a
+ * first estimate from a small heap's cost per live and per dead object, then
+ * trial collections at the real size until the first collection lasts about
+ * `pause_ms` (size_heap). Objects are 512 bytes, so a heap of a few hundred
+ * thousand of them is well past the last-level cache: every marked object is a
+ * memory access, whatever else the machine's caches hold (a heap straddling
+ * the cache size would cost 20x more per object at 3x the size).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +25,7 @@ struct obj {
 	struct obj *all_next;  /* every object, for the sweep */
 	struct obj *ref[2];    /* ref[0]: root chain; ref[1]: a random older object */
 	uint32_t mark;
-	uint32_t payload[9];   /* 64-byte objects */
+	uint32_t payload[121]; /* 512-byte objects: the object's data, which the collector does not scan */
 };
 
 #define N_ROOTS 1024
@@ -40,12 +45,19 @@ struct heap {
 	double ns_per_live, ns_per_dead;
 };
 
+/* what sizing the heap by measurement found (size_heap) */
+struct sizing {
+	int rounds;
+	double trial_ms, target_ms;
+};
+
 struct gc_state {
 	struct heap h;
 	struct fl_fault *f;
 	struct fl_step_ctx *ctx;
 	double predicted_ms;
 	size_t freed;
+	struct sizing sizing;
 };
 
 static const struct fl_param_spec params[] = {
@@ -70,7 +82,8 @@ static void heap_alloc(struct heap *h, int live)
 	struct obj *o = malloc(sizeof(*o));
 	if (!o)
 		abort();
-	memset(o, 0, sizeof(*o));
+	o->ref[0] = o->ref[1] = NULL;
+	o->payload[0] = (uint32_t)h->n_live; /* the first word of its data; the rest is left as it comes */
 	o->mark = h->epoch;
 	o->all_next = h->all;
 	h->all = o;
@@ -179,6 +192,68 @@ static void calibrate(struct heap *out, uint64_t seed)
 	heap_free_all(&h);
 }
 
+/* Sizing by measurement, at the heap's real size (a small heap's per-object cost
+ * underestimates a large one's: more of it misses the caches). The heap starts
+ * below its estimate and grows until a trial collection, with the garbage the
+ * first real one will find, lasts what it should; each trial is the least of a
+ * few timed collections (a preemption only ever adds time). */
+#define SIZING_START 0.7      /* of the small-heap estimate: a larger heap costs a little more per object */
+#define SIZING_MAX_GROWTH 8.0  /* the most the heap may grow past its start */
+#define SIZING_STEP_MAX 1.5    /* the most one round grows it (the cost per object can jump at a cache size) */
+#define SIZING_ROUNDS 16
+#define SIZING_TOL 0.04
+#define SIZING_TRIES 3
+
+static double trial_collect_ns(struct heap *h, size_t garbage)
+{
+	double best = 0;
+	for (int k = 0; k < SIZING_TRIES; k++) {
+		for (size_t i = 0; i < garbage; i++)
+			heap_alloc(h, 0);
+		uint64_t t0 = fl_clock_ticks();
+		heap_collect(h);
+		uint64_t t1 = fl_clock_ticks();
+		double ns = (double)fl_clock_delta_ns(t0, t1);
+		if (k == 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/* Grow the live heap until its first collection lasts pause_ns; the steps before
+ * that collection (offset + 1 of them) add their survivors and garbage. */
+static void size_heap(struct heap *h, double pause_ns, double g, double churn, double period, double offset,
+		      size_t cap, struct sizing *out)
+{
+	double steps = offset + 1;
+	/* the survivors of those steps make the first collection longer by this factor */
+	double target = pause_ns / (1 + steps * g / period);
+	double t = 0;
+	int r;
+	for (r = 0; r < SIZING_ROUNDS; r++) {
+		size_t garbage = (size_t)((double)h->n_live * g / period * churn * steps + 0.5);
+		t = trial_collect_ns(h, garbage);
+		if (t >= target * (1 - SIZING_TOL) || h->n_live >= cap || r == SIZING_ROUNDS - 1)
+			break;
+		/* the cost per object rises with the heap (caches): step short of the target */
+		double grow = target / t;
+		grow = grow > SIZING_STEP_MAX ? SIZING_STEP_MAX : 1 + (grow - 1) * 0.9;
+		size_t want = (size_t)((double)h->n_live * grow) + 1;
+		if (want > cap)
+			want = cap;
+		while (h->n_live < want)
+			heap_alloc(h, 1);
+	}
+	/* the per-object costs at this size predict the later collections */
+	double garbage = (double)h->n_live * g / period * churn * steps;
+	double live_ns = t - garbage * h->ns_per_dead;
+	if (live_ns > 0)
+		h->ns_per_live = live_ns / (double)h->n_live;
+	out->rounds = r + 1;
+	out->trial_ms = t / 1e6;
+	out->target_ms = target / 1e6;
+}
+
 static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 {
 	if (fl_fault_num(f, "offset") >= fl_fault_num(f, "period"))
@@ -191,20 +266,25 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 	struct heap *h = &s->h;
 	h->rng = f->seed * 2654435761u + 12345;
 	calibrate(h, h->rng);
-	double period = fl_fault_num(f, "period");
+	double period = fl_fault_num(f, "period"), pause_ns = fl_fault_num(f, "pause_ms") * 1e6;
 	double g = fl_fault_num(f, "growth_pct") / 100.0, churn = fl_fault_num(f, "churn");
-	/* first collection: a·L0 + b·(churn·g·L0) = pause */
+	/* first collection: a·L0 + b·(churn·g·L0) = pause, with a and b from the small
+	 * heap of calibrate(); the real heap is larger (more cache misses per object),
+	 * so that estimate is only where the sizing starts */
 	double per_l0 = h->ns_per_live + h->ns_per_dead * churn * g;
-	size_t l0 = (size_t)(fl_fault_num(f, "pause_ms") * 1e6 / per_l0);
+	size_t l0 = (size_t)(SIZING_START * pause_ns / per_l0);
 	if (l0 < 1000)
 		l0 = 1000;
-	h->live_per_step = (size_t)((double)l0 * g / period + 0.5);
-	h->dead_per_step = (size_t)((double)h->live_per_step * churn + 0.5);
-	size_t max_live = l0 + h->live_per_step * (size_t)(env->total_steps + 1);
+	/* room for the largest heap the sizing may reach, and for every step's survivors */
+	size_t cap = (size_t)((double)l0 * SIZING_MAX_GROWTH);
+	size_t max_live = cap + (size_t)((double)cap * g / period + 1.0) * (size_t)(env->total_steps + 1);
 	if (!heap_reserve(h, max_live))
 		return fl_error(FL_ERUNTIME, "fault '%s': out of memory sizing the heap", f->ops->name);
 	for (size_t i = 0; i < l0; i++)
 		heap_alloc(h, 1);
+	size_heap(h, pause_ns, g, churn, period, fl_fault_num(f, "offset"), cap, &s->sizing);
+	h->live_per_step = (size_t)((double)h->n_live * g / period + 0.5);
+	h->dead_per_step = (size_t)((double)h->live_per_step * churn + 0.5);
 	return fl_svc_declare_span(env->svc, fl_fault_str(f, "span"));
 }
 

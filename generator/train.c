@@ -122,6 +122,7 @@ void fl_train_forward(struct fl_workload *w)
 		w->act[l + 1] = h;
 		site(w, FL_SITE_FORWARD_LAYER, &w->act[l + 1]);
 	}
+	site(w, FL_SITE_OUTPUT, &w->act[w->layers]);
 	struct fl_tensor *sq = fl_rt_square(rt, w->act[w->layers]);
 	fl_tensor_free(rt, w->loss);
 	w->loss = fl_rt_mean(rt, sq);

@@ -55,6 +55,7 @@ static void phase_forward(struct fl_workload *w)
 	struct fl_tensor *y = fl_rt_matmul(rt, a, w->w[1]);
 	fl_tensor_free(rt, a);
 	site(w, FL_SITE_FORWARD_LAYER, &y);
+	site(w, FL_SITE_OUTPUT, &y);
 	struct fl_tensor *sq = fl_rt_square(rt, y);
 	fl_tensor_free(rt, y);
 	fl_tensor_free(rt, w->loss);

@@ -20,6 +20,9 @@ static const char *const op_names[FL_OP_COUNT] = {
 	[FL_OP_ADD] = "fl::add", [FL_OP_MUL] = "fl::mul", [FL_OP_SUB] = "fl::sub", [FL_OP_TO] = "fl::to",
 	[FL_OP_TO_COPY] = "fl::_to_copy", [FL_OP_EMPTY_STRIDED] = "fl::empty_strided",
 	[FL_OP_COPY] = "fl::copy_",
+	[FL_OP_RESOLVE_CONJ] = "fl::resolve_conj", [FL_OP_AS_STRIDED] = "fl::as_strided",
+	[FL_OP_RESULT_TYPE] = "fl::result_type", [FL_OP_FILL] = "fl::fill_", [FL_OP_UNSQUEEZE] = "fl::unsqueeze",
+	[FL_OP_SELECT] = "fl::select",
 };
 
 const char *fl_alloc_policy_name(enum fl_alloc_policy p)
@@ -182,7 +185,8 @@ static void k_sum(const struct fl_kernel_args *a)
 	a->out[0] = (float)s;
 }
 
-static void k_div(const struct fl_kernel_args *a) { a->out[0] /= a->scalar; }
+/* out[0] /= the promoted divisor (b[0]; the device kernel takes the same value as `scalar`) */
+static void k_div(const struct fl_kernel_args *a) { a->out[0] /= a->b ? a->b[0] : a->scalar; }
 static void k_add(const struct fl_kernel_args *a)
 {
 	size_t n = (size_t)a->m * (size_t)a->n;
@@ -229,6 +233,190 @@ void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_k
 struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols)
 {
 	return tensor_new(rt, rows, cols);
+}
+
+/* ---- the small ops inside the big ones ----
+ * Views (as_strided, unsqueeze, select) compute sizes and strides and check the
+ * furthest element they reach against the storage; they never touch the data,
+ * so they are safe on device memory. Dtypes: every tensor here is float32, but
+ * promotion and conjugation are decided the way an eager framework does it. */
+
+enum dtype { DT_INT64, DT_FLOAT32, DT_COMPLEX64 }; /* in promotion order */
+
+#define VIEW_MAX_DIM 3
+struct view {
+	const struct fl_tensor *base;
+	float *data;
+	int ndim;
+	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
+};
+
+static void view_error(const char *what)
+{
+	fprintf(stderr, "faultline: runtime/tensor.c: %s\n", what);
+	abort();
+}
+
+/* The 0-dim view of a 1×1 tensor. */
+static struct view view_scalar(const struct fl_tensor *t)
+{
+	return (struct view){.base = t, .data = t->data, .ndim = 0};
+}
+
+static void op_as_strided(struct fl_rt *rt, const struct fl_tensor *base, long offset, int ndim, const long *size,
+			  const long *stride, struct view *out)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_AS_STRIDED);
+	long last = offset, count = 1;
+	for (int d = 0; d < ndim; d++) {
+		if (size[d] < 0 || stride[d] < 0)
+			view_error("as_strided: expected non-negative sizes and strides");
+		count *= size[d];
+		last += size[d] > 0 ? (size[d] - 1) * stride[d] : 0;
+		out->size[d] = size[d];
+		out->stride[d] = stride[d];
+	}
+	if (offset < 0 || (count > 0 && (size_t)(last + 1) * sizeof(float) > base->bytes))
+		view_error("as_strided: expected the view inside its tensor's storage");
+	out->base = base;
+	out->ndim = ndim;
+	out->data = base->data + offset;
+	fl_span_end(op);
+}
+
+/* A new dimension of size 1 before `dim`. */
+static void op_unsqueeze(struct fl_rt *rt, const struct view *in, int dim, struct view *out)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_UNSQUEEZE);
+	if (dim < 0 || dim > in->ndim || in->ndim + 1 > VIEW_MAX_DIM)
+		view_error("unsqueeze: expected a dimension within the tensor's rank");
+	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
+	for (int d = 0, s = 0; d <= in->ndim; d++) {
+		if (d == dim) {
+			size[d] = 1;
+			stride[d] = dim < in->ndim ? in->size[dim] * in->stride[dim] : 1;
+		} else {
+			size[d] = in->size[s];
+			stride[d] = in->stride[s];
+			s++;
+		}
+	}
+	op_as_strided(rt, in->base, (long)(in->data - in->base->data), in->ndim + 1, size, stride, out);
+	fl_span_end(op);
+}
+
+/* Index `index` of dimension `dim`: that dimension goes away. */
+static void op_select(struct fl_rt *rt, const struct view *in, int dim, long index, struct view *out)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_SELECT);
+	if (dim < 0 || dim >= in->ndim || index < 0 || index >= in->size[dim])
+		view_error("select: expected an index within the tensor's sizes");
+	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
+	for (int d = 0, s = 0; d < in->ndim; d++)
+		if (d != dim) {
+			size[s] = in->size[d];
+			stride[s] = in->stride[d];
+			s++;
+		}
+	long offset = (long)(in->data - in->base->data) + index * in->stride[dim];
+	op_as_strided(rt, in->base, offset, in->ndim - 1, size, stride, out);
+	fl_span_end(op);
+}
+
+/* A float32 tensor has no conjugate bit to resolve: it is returned as it is. */
+static const struct fl_tensor *op_resolve_conj(struct fl_rt *rt, const struct fl_tensor *t, enum dtype dt)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_RESOLVE_CONJ);
+	if (dt == DT_COMPLEX64)
+		view_error("resolve_conj: expected a real tensor (complex tensors are not supported)");
+	fl_span_end(op);
+	return t;
+}
+
+static enum dtype op_result_type(struct fl_rt *rt, enum dtype a, enum dtype b)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_RESULT_TYPE);
+	enum dtype r = a > b ? a : b;
+	fl_span_end(op);
+	return r;
+}
+
+/* .to(dtype) of a tensor that already has it: no copy, the tensor itself. */
+static const struct fl_tensor *op_to_same(struct fl_rt *rt, const struct fl_tensor *t, enum dtype have, enum dtype want)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_TO);
+	if (have != want)
+		view_error("to: expected the tensor's own dtype (conversions run through _to_copy)");
+	fl_span_end(op);
+	return t;
+}
+
+static void op_fill_zero(struct fl_rt *rt, struct fl_tensor *t)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_FILL);
+	fl_rt_zero(rt, t);
+	fl_span_end(op);
+}
+
+static void op_copy(struct fl_rt *rt, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_COPY);
+	rt->be->ops->copy(rt->be, dst, src, bytes, kind, FL_STREAM_COMPUTE);
+	fl_span_end(op);
+}
+
+/* Type promotion of a host scalar: to → _to_copy → empty_strided + copy_, a
+ * 1×1 float32 tensor holding `s` (the caller frees it). */
+static struct fl_tensor *op_scalar_tensor(struct fl_rt *rt, double s)
+{
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	struct fl_tensor *st = tensor_new(rt, 1, 1);
+	fl_span_end(es);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	struct fl_kernel_args ca = {.out = st->data, .scalar = (float)s};
+	launch(rt, &K_COPY, &ca);
+	fl_span_end(cp);
+	fl_span_end(tc);
+	fl_span_end(to);
+	return st;
+}
+
+/* sum of every element into a new 0-dim tensor. */
+static struct fl_tensor *op_sum(struct fl_rt *rt, const struct fl_tensor *x)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_SUM);
+	struct view in, kept, res;
+	const long n = (long)x->rows * x->cols, one = 1;
+	op_as_strided(rt, x, 0, 1, &n, &one, &in); /* the input, flattened for the reduction */
+	struct fl_tensor *t = tensor_new(rt, 1, 1);
+	op_fill_zero(rt, t);                       /* the result starts at the sum's identity */
+	struct view t0 = view_scalar(t);
+	op_unsqueeze(rt, &t0, 0, &kept);           /* the reduced dimension, kept for the kernel */
+	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
+	struct fl_tensor *acc = tensor_new(rt, 1, 1); /* the kernel's accumulator */
+	fl_span_end(e);
+	struct fl_kernel_args a = {.out = acc->data, .a = in.data, .m = 1, .n = (int)n};
+	launch(rt, &K_SUM, &a);
+	op_copy(rt, kept.data, acc->data, sizeof(float), FL_COPY_D2D); /* accumulator into the result */
+	op_select(rt, &kept, 0, 0, &res);          /* the 0-dim result */
+	fl_tensor_free(rt, acc);
+	fl_span_end(op);
+	return t;
+}
+
+/* In-place division by an integer count, promoted to a float32 tensor first. */
+static void op_div_count(struct fl_rt *rt, struct fl_tensor *t, long count)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_DIV);   /* the public in-place op */
+	uint32_t impl = OP_BEGIN(rt, FL_OP_DIV); /* its implementation, with the wrapped number */
+	struct fl_tensor *d = op_scalar_tensor(rt, (double)count);
+	struct fl_kernel_args b = {.out = t->data, .b = d->data, .scalar = (float)count};
+	launch(rt, &K_DIV, &b);
+	fl_span_end(impl);
+	fl_span_end(op);
+	fl_tensor_free(rt, d);
 }
 
 /* ---- ops ---- */
@@ -278,9 +466,7 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
 	struct fl_tensor *d = tensor_new(rt, rows, cols);
 	fl_span_end(es);
-	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
-	rt->be->ops->copy(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
-	fl_span_end(cp);
+	op_copy(rt, d->data, t->data, t->bytes, FL_COPY_H2D);
 	fl_span_end(tc);
 	fl_span_end(to);
 	fl_tensor_free(rt, t);
@@ -292,6 +478,10 @@ struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *x, cons
 	uint32_t op = OP_BEGIN(rt, FL_OP_MATMUL);
 	uint32_t mm = OP_BEGIN(rt, FL_OP_MM);
 	struct fl_tensor *t = tensor_new(rt, x->rows, w->cols);
+	/* the GEMM takes its output and both inputs unconjugated */
+	op_resolve_conj(rt, t, DT_FLOAT32);
+	x = op_resolve_conj(rt, x, DT_FLOAT32);
+	w = op_resolve_conj(rt, w, DT_FLOAT32);
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .b = w->data, .m = x->rows, .n = w->cols, .k = x->cols};
 	launch(rt, &K_MM, &a);
 	fl_span_end(mm);
@@ -315,6 +505,9 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x)
 {
 	uint32_t op = OP_BEGIN(rt, FL_OP_SQUARE);
 	uint32_t p = OP_BEGIN(rt, FL_OP_POW);
+	/* x ** 2: the integer exponent does not widen a float32 base */
+	enum dtype dt = op_result_type(rt, DT_FLOAT32, DT_INT64);
+	x = op_to_same(rt, x, DT_FLOAT32, dt);
 	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
 	launch(rt, &K_POW2, &a);
@@ -325,16 +518,11 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x)
 
 struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_MEAN);
-	uint32_t s = OP_BEGIN(rt, FL_OP_SUM);
-	struct fl_tensor *t = tensor_new(rt, 1, 1);
-	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
-	launch(rt, &K_SUM, &a);
-	fl_span_end(s);
-	uint32_t d = OP_BEGIN(rt, FL_OP_DIV);
-	struct fl_kernel_args b = {.out = t->data, .scalar = (float)((double)x->rows * x->cols)};
-	launch(rt, &K_DIV, &b);
-	fl_span_end(d);
+	uint32_t op = OP_BEGIN(rt, FL_OP_MEAN);   /* the public op */
+	uint32_t impl = OP_BEGIN(rt, FL_OP_MEAN); /* its implementation: sum, then divide in place */
+	struct fl_tensor *t = op_sum(rt, x);
+	op_div_count(rt, t, (long)x->rows * x->cols);
+	fl_span_end(impl);
 	fl_span_end(op);
 	return t;
 }
@@ -345,17 +533,7 @@ struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum
 	static const struct fl_kernel *const ks[] = {&K_ADD, &K_MUL, &K_SUB};
 	uint32_t op = OP_BEGIN(rt, ids[kind]);
 	/* type promotion: the double scalar becomes a float32 tensor */
-	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
-	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
-	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
-	struct fl_tensor *st = tensor_new(rt, 1, 1);
-	fl_span_end(es);
-	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
-	struct fl_kernel_args ca = {.out = st->data, .scalar = (float)s};
-	launch(rt, &K_COPY, &ca);
-	fl_span_end(cp);
-	fl_span_end(tc);
-	fl_span_end(to);
+	struct fl_tensor *st = op_scalar_tensor(rt, s);
 	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .b = st->data, .m = x->rows, .n = x->cols};
 	launch(rt, ks[kind], &a);

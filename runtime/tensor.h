@@ -1,8 +1,19 @@
 /* tensor.h — the workload's small eager tensor runtime ("real math").
  *
  * Each call is one eager op, recorded as a cpu_op span with the sub-ops it
- * really runs nested inside (randn → empty + normal_; add → to → _to_copy →
- * empty_strided + copy_ ...), mirroring the anatomy of an eager framework op.
+ * really runs nested inside, mirroring the anatomy of an eager framework op:
+ *   randn   → empty + normal_
+ *   matmul  → mm → resolve_conj ×3 (both inputs and the output)
+ *   relu    → clamp_min
+ *   square  → pow → result_type + to (same dtype: no copy)
+ *   mean    → mean → sum → as_strided, fill_, unsqueeze → as_strided, empty,
+ *                          copy_, select → as_strided
+ *                  → div_ → div_ → to → _to_copy → empty_strided + copy_
+ *   item    → _local_scalar_dense
+ *   add/mul/sub with a scalar → to → _to_copy → empty_strided + copy_
+ * 38 ops per inference step. Every sub-op does its (small) real work: views
+ * compute their sizes and strides and check them against the storage, fills
+ * and copies move bytes, promotions allocate and write the promoted scalar.
  * Kernels run through the device backend. Op names carry the `fl::` namespace:
  * they are faultline's ops, not PyTorch's.
  *
@@ -41,6 +52,8 @@ enum fl_rt_op {
 	FL_OP_RANDN, FL_OP_EMPTY, FL_OP_NORMAL, FL_OP_MATMUL, FL_OP_MM, FL_OP_RELU, FL_OP_CLAMP_MIN,
 	FL_OP_SQUARE, FL_OP_POW, FL_OP_MEAN, FL_OP_SUM, FL_OP_DIV, FL_OP_ITEM, FL_OP_LOCAL_SCALAR,
 	FL_OP_ADD, FL_OP_MUL, FL_OP_SUB, FL_OP_TO, FL_OP_TO_COPY, FL_OP_EMPTY_STRIDED, FL_OP_COPY,
+	/* the small ops an eager framework runs inside the ones above (views, checks, fills) */
+	FL_OP_RESOLVE_CONJ, FL_OP_AS_STRIDED, FL_OP_RESULT_TYPE, FL_OP_FILL, FL_OP_UNSQUEEZE, FL_OP_SELECT,
 	FL_OP_COUNT
 };
 

@@ -1,6 +1,8 @@
 # The R7-R9 signatures hold, read back by an independent parser, in every one
-# of 5 consecutive regens. Also: every trace validates, and truth files agree
-# with the traces they describe.
+# of 5 consecutive regens. Also: every step records the originals' op anatomy
+# (same ops, same nesting, per-name counts equal the published keys: not a
+# timing check, so it runs in sanitizer builds too), every trace validates, and
+# truth files agree with the traces they describe.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_REGEN_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do
@@ -13,6 +15,12 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+	fi
+	if python3 "$SRC/tests/tools/tracecheck.py" anatomy "$out" >"$TMP/anat" 2>&1; then
+		pass "run $i: op anatomy and per-name counts equal the originals' (304 healthy, 7,504 op storm)"
+	else
+		fail "run $i: op anatomy"
+		grep FAIL "$TMP/anat"
 	fi
 	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz
 	python3 - "$out" <<'PY' && pass "run $i: truth hashes and event counts match the traces" || fail "run $i: truth vs trace"

@@ -5,6 +5,7 @@ It shares no code with faultline: it reads the written Kineto JSON the way a
 learner's tools do and checks the signatures each R7-R9 trace must show.
 
 usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
+       tracecheck.py anatomy OUT_DIR        # R7-R9 op anatomy and counts equal the originals'
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
 """
@@ -140,6 +141,116 @@ def signatures(out):
     clean = [steps[n] for n in steps if n % 3 != 2 and n % 2 != 1]
     check(max(clean) < 0.10 * steps[longest],
           "R9: steps with neither stall (max %.2f ms) < 10%% of the longest (%.2f ms)" % (max(clean), steps[longest]))
+
+
+# ---- op anatomy: the original R7-R9 traces, op for op ----
+# One recorded step of the originals (torch.profiler, CPU): (depth, op) in
+# start order, depth 0 = directly inside the step's phase span. The names are
+# the originals' without their namespace; faultline's carry its own (fl::).
+ORIGINAL_PHASES = {
+    "data_loading": [(0, "randn"), (1, "empty"), (1, "normal_")],
+    "forward_layer1": [(0, "matmul"), (1, "mm"), (2, "resolve_conj"), (2, "resolve_conj"), (2, "resolve_conj")],
+    "forward_relu": [(0, "relu"), (1, "clamp_min")],
+    "forward_layer2": [(0, "matmul"), (1, "mm"), (2, "resolve_conj"), (2, "resolve_conj"), (2, "resolve_conj")],
+    "forward_loss": [(0, "square"), (1, "pow"), (2, "result_type"), (2, "to"),
+                     (0, "mean"), (1, "mean"),
+                     (2, "sum"), (3, "as_strided"), (3, "fill_"), (3, "unsqueeze"), (4, "as_strided"),
+                     (3, "empty"), (3, "copy_"), (3, "select"), (4, "as_strided"),
+                     (2, "div_"), (3, "div_"), (4, "to"), (5, "_to_copy"), (6, "empty_strided"), (6, "copy_")],
+    "metrics": [(0, "item"), (1, "_local_scalar_dense")],
+}
+OP_NAMESPACE = "fl::"
+
+
+def chain(op):
+    """A scalar op of the storm: op -> to -> _to_copy -> empty_strided + copy_."""
+    return [(0, op), (1, "to"), (2, "_to_copy"), (3, "empty_strided"), (3, "copy_")]
+
+
+def original_step(pre=0, post=0):
+    """{phase: [(depth, op)]} of one step; pre (add, mul) pairs after the first
+    matmul, post subs after the second (the R8 storm: 60 and 60)."""
+    p = ORIGINAL_PHASES
+    fwd = p["forward_layer1"] + (chain("add") + chain("mul")) * pre + p["forward_relu"] + p["forward_layer2"] \
+        + chain("sub") * post + p["forward_loss"]
+    return {"data_loading": p["data_loading"], "forward": fwd, "metrics": p["metrics"]}
+
+
+def count_names(step, steps=8):
+    out = {}
+    for ops in step.values():
+        for _, n in ops:
+            out[n] = out.get(n, 0) + steps
+    return out
+
+
+# the published keys: per-name op counts of the originals' 8 recorded steps
+ORIGINAL_COUNTS_HEALTHY = {
+    "resolve_conj": 48, "as_strided": 24, "empty": 16, "matmul": 16, "mm": 16, "to": 16, "mean": 16, "copy_": 16,
+    "div_": 16, "randn": 8, "normal_": 8, "relu": 8, "clamp_min": 8, "square": 8, "pow": 8, "result_type": 8,
+    "sum": 8, "fill_": 8, "unsqueeze": 8, "select": 8, "_to_copy": 8, "empty_strided": 8, "item": 8,
+    "_local_scalar_dense": 8}
+ORIGINAL_COUNTS_OPSTORM = dict(ORIGINAL_COUNTS_HEALTHY, **{
+    "to": 1456, "copy_": 1456, "_to_copy": 1448, "empty_strided": 1448, "add": 480, "mul": 480, "sub": 480})
+
+
+def nested_ops(t, span_ev):
+    """[(depth, name)] of the cpu_ops inside one span, depth from the span (0 = a
+    direct child), by interval containment on the span's thread."""
+    ops = [e for e in t.x if e["cat"] == "cpu_op" and e["pid"] == span_ev["pid"] and e["tid"] == span_ev["tid"]
+           and span_ev["ts"] <= e["ts"] < span_ev["ts"] + span_ev["dur"]]
+    ops.sort(key=lambda e: (e["ts"], -e["dur"]))
+    stack, out = [], []
+    for e in ops:
+        while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-6:
+            stack.pop()
+        out.append((len(stack), e["name"]))
+        stack.append(e)
+    return out
+
+
+def anatomy_of(t, label, want_step, want_counts):
+    """Every recorded step of trace t has exactly the original's ops and nesting."""
+    total = {}
+    bad = []
+    for n, s in t.steps:
+        for phase, want in want_step.items():
+            spans = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == phase and t.in_step(s, e)]
+            got = []
+            for sp in spans:
+                got += nested_ops(t, sp)
+            for _, name in got:
+                short = name[len(OP_NAMESPACE):] if name.startswith(OP_NAMESPACE) else name
+                total[short] = total.get(short, 0) + 1
+            ok_ns = all(name.startswith(OP_NAMESPACE) for _, name in got)
+            if not ok_ns or [(d, name[len(OP_NAMESPACE):]) for d, name in got] != want:
+                bad.append("#%d %s" % (n, phase))
+    per_step = sum(len(v) for v in want_step.values())
+    check(not bad, "%s: every step records the original's %d ops in the original's nesting, namespace %s "
+          "(differs: %s)" % (label, per_step, OP_NAMESPACE, bad[:4]))
+    check(total == want_counts, "%s: per-name op counts equal the original's (%d ops; differ: %s)"
+          % (label, sum(total.values()),
+             sorted((k, total.get(k, 0), want_counts.get(k, 0)) for k in set(total) | set(want_counts)
+                    if total.get(k, 0) != want_counts.get(k, 0))[:6]))
+    return sum(total.values())
+
+
+def anatomy(out):
+    healthy, storm = original_step(), original_step(60, 60)
+    # the tables above agree with each other (a typo in one is caught here)
+    check(count_names(healthy) == ORIGINAL_COUNTS_HEALTHY and count_names(storm) == ORIGINAL_COUNTS_OPSTORM,
+          "the original's step anatomy gives the published per-name counts")
+    n = {}
+    for stem, want, counts in (("lab-healthy", healthy, ORIGINAL_COUNTS_HEALTHY),
+                               ("lab-starved", healthy, ORIGINAL_COUNTS_HEALTHY),
+                               ("lab-opstorm", storm, ORIGINAL_COUNTS_OPSTORM),
+                               ("lab-hoststall", healthy, ORIGINAL_COUNTS_HEALTHY)):
+        t = Trace(os.path.join(out, stem + ".json.gz"))
+        n[stem] = anatomy_of(t, stem, want, counts)
+        cpu_ops = sum(1 for e in t.x if e["cat"] == "cpu_op")
+        check(cpu_ops == n[stem], "%s: no cpu_op outside the phase spans (%d vs %d)" % (stem, cpu_ops, n[stem]))
+    check(n["lab-healthy"] == 304 and n["lab-opstorm"] == 7504,
+          "op totals equal the keys: healthy %d (304), op storm %d (7,504)" % (n["lab-healthy"], n["lab-opstorm"]))
 
 
 def strings(obj, keys, values, key=None):
@@ -323,10 +434,10 @@ def emu(out):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "noleak", "emu"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "anatomy", "noleak", "emu"):
         print(__doc__, file=sys.stderr)
         return 2
-    {"signatures": signatures, "noleak": noleak, "emu": emu}[sys.argv[1]](sys.argv[2])
+    {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu}[sys.argv[1]](sys.argv[2])
     print("%d checks failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

@@ -558,10 +558,16 @@ START_TEST(op_storm_runs_real_extra_ops)
 	}
 	ck_assert_int_eq(top, 6);
 
+	/* the sub chain runs on the model's output (after the last layer, as the
+	 * original lab's did), not on the first layer's activation */
+	before = t;
 	h.f.ops->site(&h.f, &ctx, FL_SITE_POST_ACTIVATION, &t);
+	ck_assert_ptr_eq(t, before);
+	ck_assert_uint_eq(h.f.n_inst, 1);
+	h.f.ops->site(&h.f, &ctx, FL_SITE_OUTPUT, &t);
 	ck_assert_uint_eq(h.f.n_inst, 2);
 	ck_assert_double_eq(h.inst[1].requested, 2);
-	ck_assert_str_eq(h.inst[1].extra_name[0], "site_post_activation");
+	ck_assert_str_eq(h.inst[1].extra_name[0], "site_output");
 	for (int i = 0; i < 32; i++)
 		ck_assert_float_eq(t->data[i], x->data[i]);
 

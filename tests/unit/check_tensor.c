@@ -351,9 +351,14 @@ START_TEST(each_op_records_its_anatomy)
 	fl_tracer_set_recording(0);
 	const struct expected_op forward[] = {
 		{"fl::matmul", 0}, {"fl::mm", 1},
+		{"fl::resolve_conj", 2}, {"fl::resolve_conj", 2}, {"fl::resolve_conj", 2},
 		{"fl::relu", 0}, {"fl::clamp_min", 1},
-		{"fl::square", 0}, {"fl::pow", 1},
-		{"fl::mean", 0}, {"fl::sum", 1}, {"fl::div_", 1},
+		{"fl::square", 0}, {"fl::pow", 1}, {"fl::result_type", 2}, {"fl::to", 2},
+		{"fl::mean", 0}, {"fl::mean", 1},
+		{"fl::sum", 2}, {"fl::as_strided", 3}, {"fl::fill_", 3}, {"fl::unsqueeze", 3}, {"fl::as_strided", 4},
+		{"fl::empty", 3}, {"fl::copy_", 3}, {"fl::select", 3}, {"fl::as_strided", 4},
+		{"fl::div_", 2}, {"fl::div_", 3}, {"fl::to", 4}, {"fl::_to_copy", 5}, {"fl::empty_strided", 6},
+		{"fl::copy_", 6},
 		{"fl::item", 0}, {"fl::_local_scalar_dense", 1},
 		{"fl::sub", 0}, {"fl::to", 1}, {"fl::_to_copy", 2}, {"fl::empty_strided", 3}, {"fl::copy_", 3},
 		{"fl::mul", 0}, {"fl::to", 1}, {"fl::_to_copy", 2}, {"fl::empty_strided", 3}, {"fl::copy_", 3},
