@@ -29,4 +29,40 @@ assert rec and all(x["unit"] == "Gbit/s" for x in rec), rec[:2]
 PY
 done
 [ -f "$TMP/sig" ] && tail -12 "$TMP/sig"
+
+# the comm-bound rubric grades from the truth and from trace: metrics; the
+# straggler's answer (the lookalike) earns little
+out="$TMP/run1"
+expect_exit 0 "analyze --device comm-bound" -- "$FL" analyze --device --json "$out"/ddp-run-b.rank-*.json.gz
+cp "$TMP/.stdout" "$TMP/dm.json"
+python3 - "$TMP" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+dm = json.load(open(tmp + "/dm.json"))
+t = json.load(open(tmp + "/run1/ddp-run-b.truth.json"))
+gbps = t["faults"][0]["params"]["gbps"]
+open(tmp + "/right.txt", "w").write(
+    "comm_share_pct: %.2f %%\noverlap_pct: %.1f%%\nsymmetric: yes\nlink_gbps: %.2f\n"
+    "family: communication bound\nfix: bigger batch\n"
+    % (dm["kernels"]["types"]["COMMUNICATION"]["pct"], dm["overlap"]["comm_comp_pct"], gbps * 0.9))
+open(tmp + "/wrong.txt", "w").write(
+    "comm_share_pct: 5%%\noverlap_pct: 100%%\nsymmetric: no\nlink_gbps: %.2f\nfamily: a straggler\nfix: fusion\n"
+    % (gbps * 10))
+PY
+rubric="$SRC/scenarios/comm-bound.rubric.json"
+for a in right wrong; do
+	expect_exit 0 "grade the $a answer" -- "$FL" grade --truth "$out/ddp-run-b.truth.json" --answer "$TMP/$a.txt" \
+		--rubric "$rubric" --format json --out "$TMP/$a.json"
+done
+python3 - "$TMP" <<'PY' && pass "comm-bound rubric: right earns full marks, the lookalike's answer at most 10%" || fail "rubric scores"
+import json, sys
+tmp = sys.argv[1]
+r = json.load(open(tmp + "/right.json"))
+w = json.load(open(tmp + "/wrong.json"))
+print("      right %s/%s, wrong %s/%s" % (r["score"], r["max_score"], w["score"], w["max_score"]))
+bad = [q["id"] for q in r["questions"] if q["outcome"] != "correct"]
+assert len(r["questions"]) == 6 and r["max_score"] == 8, (len(r["questions"]), r["max_score"])
+assert r["score"] == r["max_score"], bad
+assert w["score"] <= 0.1 * w["max_score"]
+PY
 finish
