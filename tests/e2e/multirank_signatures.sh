@@ -1,12 +1,13 @@
 # The multi-rank families' signatures hold, read back by an independent parser,
 # in each of 5 consecutive runs on 2 ranks: comm-bound (a slow link) is
 # symmetric across ranks and moves its bytes at the link's speed, and next to a
-# straggler the per-rank symmetry tells the two lookalikes apart.
+# straggler the per-rank symmetry tells the two lookalikes apart; a backward-only
+# straggler is the rank with the longest backward compute, its forward normal.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_MR_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do
 	out="$TMP/run$i"
-	for s in comm-bound straggler; do
+	for s in comm-bound straggler straggler-backward; do
 		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 6 -o "$out"
 	done
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then

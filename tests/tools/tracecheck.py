@@ -382,6 +382,28 @@ def multirank(out):
         # the pacing is a floor: never faster than the link; slower by what the load adds
         check(0.25 * gbps <= meas <= 1.05 * gbps, "comm-bound: truth's measured link speed %.2f Gbit/s (median) "
               "in [0.25, 1.05] x %.2f" % (meas, gbps))
+    bs = os.environ.get("FL_BWD_STEM", "ddp-run-c")
+    if any(n.startswith(bs + ".rank-") for n in names):
+        # a backward-only straggler: the culprit's backward kernels are long, its forward normal
+        rs = ranks(out, bs)
+        slow = [f for f in truth_of(out, bs)["faults"] if f["fault"] == "throttled_rank"][0]["params"]["rank"]
+        bwd_names = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
+        bwd, fwd, comm = {}, {}, {}
+        for r in rs:
+            comp = [e for e in r.kernels if not e["name"].startswith("nccl") and e["name"] != "sgd_kernel"]
+            bwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] in bwd_names])))
+            fwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] not in bwd_names])))
+            comm[r.rank] = median(r.per_step(r.comm))
+        others = [r for r in bwd if r != slow]
+        check(max(bwd, key=bwd.get) == slow and bwd[slow] >= 1.5 * median([bwd[r] for r in others]),
+              "backward straggler: rank %d has the longest backward compute, %.1f ms/step >= 1.5x the others' %.1f"
+              % (slow, bwd[slow] / 1000, median([bwd[r] for r in others]) / 1000))
+        check(fwd[slow] <= 1.3 * median([fwd[r] for r in others]),
+              "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f"
+              % (slow, fwd[slow] / 1000, median([fwd[r] for r in others]) / 1000))
+        check(all(comm[r] > comm[slow] for r in others),
+              "backward straggler: the others wait longer in the all-reduce (ms/step %s, culprit %d)"
+              % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow))
     if cb_spread is not None and any(n.startswith("straggler.rank-") for n in names):
         rs = ranks(out, "straggler")
         st_spread = spread({r.rank: median(r.per_step(r.comm)) for r in rs})
