@@ -110,6 +110,10 @@ struct fl_services {
 	/* the gradient all-reduce schedule from now on: 1 bucket by bucket during
 	 * backward (overlapped with it), 0 all at once after the last backward op */
 	void (*set_allreduce_overlap)(void *host, int overlapped);
+	/* carry this rank's collectives from now on over an emulated link of `gbps`
+	 * Gbit/s (the device paces the real transfer); FL_EINPUT when the device
+	 * has no emulated link (env->link_emulated says beforehand) */
+	enum fl_status (*set_link_gbps)(void *host, double gbps);
 	/* folders: scratch is this rank's own, empty at the start and removed after
 	 * the run (files a fault needs: never seen by the learner); out is where
 	 * the traces and the truth go (a file there is part of what learners get) */
@@ -147,6 +151,11 @@ static inline void fl_svc_set_allreduce_overlap(const struct fl_services *s, int
 {
 	s->set_allreduce_overlap(s->host, overlapped);
 }
+static inline __attribute__((warn_unused_result)) enum fl_status fl_svc_set_link_gbps(const struct fl_services *s,
+											double gbps)
+{
+	return s->set_link_gbps(s->host, gbps);
+}
 
 /* What the hooks see at each call. */
 struct fl_step_ctx {
@@ -162,6 +171,7 @@ struct fl_fault_env {
 	const char *backend;         /* the opened device backend's name */
 	int asynchronous;            /* the device runs kernels asynchronously (emu, cuda) */
 	int clock_factor;            /* the device's clock can be slowed (set_clock_factor) */
+	int link_emulated;           /* the device's collectives can be paced (set_link_gbps) */
 	int rank, world_size;
 	int train;                   /* the workload trains (has backward, optimizer) */
 	int layers;                  /* model layers (forward/backward layer sites per step) */

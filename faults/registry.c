@@ -17,6 +17,7 @@
 	X(sync_injection)            \
 	X(unoverlapped_allreduce)    \
 	X(checkpoint_stall)          \
+	X(slow_link)                 \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

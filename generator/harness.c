@@ -164,6 +164,15 @@ static void svc_set_allreduce_overlap(void *host, int overlapped)
 	h->wl.ddp_overlap = overlapped != 0;
 }
 
+static enum fl_status svc_set_link_gbps(void *host, double gbps)
+{
+	struct fl_harness *h = host;
+	if (!h->be->ops->set_link_gbps)
+		return fl_error(FL_EINPUT, "fault '%s': the '%s' device has no emulated link to slow", cur_name(h),
+				h->be->ops->name);
+	return h->be->ops->set_link_gbps(h->be, gbps);
+}
+
 /* ---- the scratch folder: this rank's, removed after the run ---- */
 
 static enum fl_status scratch_create(struct fl_harness *h)
@@ -589,6 +598,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.set_clock_factor = svc_set_clock_factor,
 		.device_stats = svc_device_stats,
 		.set_allreduce_overlap = svc_set_allreduce_overlap,
+		.set_link_gbps = svc_set_link_gbps,
 		.scratch_dir = h->scratch,
 		.out_dir = out_dir,
 	};
@@ -615,6 +625,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.backend = be.ops->name,
 		.asynchronous = be.ops->asynchronous,
 		.clock_factor = be.ops->set_clock_factor != NULL,
+		.link_emulated = be.ops->set_link_gbps != NULL,
 		.rank = r->rank,
 		.world_size = r->world_size,
 		.train = train,

@@ -13,7 +13,16 @@
  *
  * A clock factor f > 1 emulates a throttled device: after each compute kernel
  * the worker pauses (f − 1) × its real duration, so the kernel lasts f times
- * longer without taking CPU from other ranks.
+ * longer without taking CPU from other ranks. The factor changes in the compute
+ * stream's order (a kernel runs at the factor in force when it was launched), so
+ * a factor set for one phase slows exactly that phase's kernels.
+ *
+ * An emulated link (set_link_gbps) paces every collective to a set bandwidth:
+ * the real MPI transfer runs in chunks, and after each chunk the comm worker
+ * waits until the bytes sent so far would have crossed a link of that speed,
+ * counted from the moment every rank had joined (the first chunk completes).
+ * Each rank sends 2(p−1)/p of the buffer, as in a ring all-reduce (NCCL's
+ * "bus bytes"). deviceProperties then says the link is emulated and its speed.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -32,7 +41,7 @@
 #define QCAP 4096
 #define N_STREAMS 2
 
-enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_RELEASE, OP_STOP };
+enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_RELEASE, OP_SET, OP_STOP };
 
 struct emu_op {
 	enum op_kind kind;
@@ -47,6 +56,7 @@ struct emu_op {
 	uint64_t wait_seq;
 	void (*fn)(void *ctx);
 	void *ctx;
+	double *target, value; /* OP_SET: *target = value, in stream order */
 };
 
 struct emu_dev;
@@ -71,7 +81,10 @@ struct name_cache {
 struct emu_dev {
 	struct emu_stream streams[N_STREAMS];
 	uint32_t next_corr;
-	double clock_factor;
+	double clock_factor;           /* read by the compute worker */
+	double link_gbps;              /* read by the comm worker; 0: no emulated link */
+	double props_gbps;             /* the same, as the host last set it */
+	int device;
 	struct fl_device_stats st;
 	pthread_mutex_t stats_mu;
 	uint32_t n_launch, n_memcpy, n_ssync, n_dsync, n_wait, n_allreduce_kernel;
@@ -130,13 +143,53 @@ static const char *copy_name(enum fl_copy_kind k)
 	return "Memcpy";
 }
 
+/* One collective over the emulated link (see the header comment). A small
+ * first chunk is the handshake: when it completes every rank has joined, and
+ * the rest of the buffer is paced from then. The other chunks are few and large,
+ * so that on a loaded machine a late wake-up of one rank costs little. */
+static enum fl_status paced_allreduce(struct emu_dev *d, float *buf, size_t n)
+{
+	int world = fl_comm_size();
+	if (!(d->link_gbps > 0) || world < 2 || n == 0)
+		return fl_comm_allreduce_sum(buf, n);
+	double bus = 2.0 * (world - 1) / world * (double)n * sizeof(float);
+	double wire_ns = bus * 8.0 / d->link_gbps; /* bits / (Gbit/s) = ns */
+	size_t first = n / 16 < 1024 ? n / 16 : 1024; /* a handshake of at most 4 KB */
+	if (first == 0)
+		first = 1;
+	enum fl_status st = fl_comm_allreduce_sum(buf, first);
+	if (st)
+		return st;
+	uint64_t join = fl_clock_ticks(), now = join;
+	size_t rest = n - first, chunks = rest * sizeof(float) / (256u << 10);
+	chunks = chunks < 1 ? 1 : chunks > 4 ? 4 : chunks;
+	size_t off = first;
+	for (size_t c = 0; c < chunks && rest; c++) { /* rest is 0 only for a 1-float buffer */
+		size_t len = rest / chunks + (c < rest % chunks);
+		if ((st = fl_comm_allreduce_sum(buf + off, len)))
+			return st;
+		off += len;
+		now = fl_clock_ticks();
+		double due = wire_ns * (double)off / (double)n, el = (double)fl_clock_delta_ns(join, now);
+		if (due > el) {
+			fl_sleep_ms((due - el) / 1e6);
+			now = fl_clock_ticks();
+		}
+	}
+	pthread_mutex_lock(&d->stats_mu);
+	d->st.link_ms += (double)fl_clock_delta_ns(join, now) / 1e6;
+	d->st.link_bytes += bus;
+	pthread_mutex_unlock(&d->stats_mu);
+	return FL_OK;
+}
+
 static void *worker_main(void *arg)
 {
 	struct emu_stream *s = arg;
 	struct emu_dev *d = s->dev;
 	char label[48];
 	snprintf(label, sizeof(label), "device %d stream %d worker", 0, s->id);
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* precise pauses for the clock factor */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* precise pauses for the clock factor and the link */
 	/* A GPU computes without taking the host's cores. On a small machine the
 	 * compute workers would starve the host and comm threads of every rank, so
 	 * they run at a lower priority (raising niceness needs no privilege). */
@@ -167,6 +220,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&d->stats_mu);
 			d->st.kernel_ms += real_ns / 1e6;
 			d->st.stretched_ms += extra / 1e6;
+			if (d->clock_factor > 1.0)
+				d->st.slowed_ms += real_ns / 1e6;
 			d->st.kernels++;
 			pthread_mutex_unlock(&d->stats_mu);
 			break;
@@ -180,7 +235,7 @@ static void *worker_main(void *arg)
 			wait_until(op.wait_on, op.wait_seq);
 			break;
 		case OP_ALLREDUCE: {
-			enum fl_status st = fl_comm_allreduce_sum(op.dst, op.bytes / sizeof(float));
+			enum fl_status st = paced_allreduce(d, op.dst, op.bytes / sizeof(float));
 			t1 = fl_clock_ticks();
 			if (st)
 				d->comm_error = st;
@@ -192,6 +247,9 @@ static void *worker_main(void *arg)
 		}
 		case OP_RELEASE:
 			op.fn(op.ctx);
+			break;
+		case OP_SET:
+			*op.target = op.value;
 			break;
 		case OP_STOP:
 			break;
@@ -214,6 +272,20 @@ static uint32_t api_begin(struct emu_dev *d, uint32_t name, uint32_t *corr)
 	return slot;
 }
 
+/* deviceProperties: an emulated device; with an emulated link, its speed */
+static void write_props(struct emu_dev *d)
+{
+	char link[96] = "";
+	if (d->props_gbps > 0)
+		snprintf(link, sizeof(link), ", \"interconnect\": {\"emulated\": true, \"bandwidth (Gbit/s)\": %.6g}", d->props_gbps);
+	snprintf(d->props, sizeof(d->props),
+		 "[{\"id\": %d, \"name\": \"faultline emulated device (CPU), %d worker threads\", "
+		 "\"totalGlobalMem\": 0, \"computeMajor\": 0, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1, "
+		 "\"maxThreadsPerMultiprocessor\": 1, \"regsPerBlock\": 0, \"warpSize\": 1, \"sharedMemPerBlock\": 0, "
+		 "\"numSms\": %d, \"emulated\": true%s}]",
+		 d->device, N_STREAMS, N_STREAMS, link);
+}
+
 static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_config *cfg)
 {
 	struct emu_dev *d = calloc(1, sizeof(*d));
@@ -231,12 +303,8 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 	d->n_allreduce_kernel = fl_tracer_intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 	for (int k = 0; k < 3; k++)
 		d->n_memcpy_kind[k] = fl_tracer_intern(copy_name((enum fl_copy_kind)k));
-	snprintf(d->props, sizeof(d->props),
-		 "[{\"id\": %d, \"name\": \"faultline emulated device (CPU), %d worker threads\", "
-		 "\"totalGlobalMem\": 0, \"computeMajor\": 0, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1, "
-		 "\"maxThreadsPerMultiprocessor\": 1, \"regsPerBlock\": 0, \"warpSize\": 1, \"sharedMemPerBlock\": 0, "
-		 "\"numSms\": %d, \"emulated\": true}]",
-		 cfg->device, N_STREAMS, N_STREAMS);
+	d->device = cfg->device;
+	write_props(d);
 	static const int ids[N_STREAMS] = {FL_STREAM_COMPUTE, FL_STREAM_COMM};
 	for (int i = 0; i < N_STREAMS; i++) {
 		struct emu_stream *s = &d->streams[i];
@@ -341,7 +409,20 @@ static enum fl_status emu_set_clock_factor(struct fl_backend *be, double factor)
 	struct emu_dev *d = be->state;
 	if (!(factor >= 1.0))
 		return fl_error(FL_EINPUT, "emu: clock factor %g must be >= 1", factor);
-	d->clock_factor = factor;
+	struct emu_op op = {.kind = OP_SET, .target = &d->clock_factor, .value = factor};
+	enqueue(stream_of(d, FL_STREAM_COMPUTE), &op); /* kernels launched from now on */
+	return FL_OK;
+}
+
+static enum fl_status emu_set_link_gbps(struct fl_backend *be, double gbps)
+{
+	struct emu_dev *d = be->state;
+	if (!(gbps > 0))
+		return fl_error(FL_EINPUT, "emu: link speed %g Gbit/s must be > 0", gbps);
+	struct emu_op op = {.kind = OP_SET, .target = &d->link_gbps, .value = gbps};
+	enqueue(stream_of(d, FL_STREAM_COMM), &op); /* collectives issued from now on */
+	d->props_gbps = gbps; /* host side: deviceProperties names the link */
+	write_props(d);
 	return FL_OK;
 }
 
@@ -403,6 +484,7 @@ const struct fl_backend_ops fl_backend_emu = {
 	.allreduce = emu_allreduce,
 	.release = emu_release,
 	.set_clock_factor = emu_set_clock_factor,
+	.set_link_gbps = emu_set_link_gbps,
 	.stats = emu_stats,
 	.device_properties = emu_device_properties,
 	.close = emu_close,

@@ -49,6 +49,11 @@ struct fl_device_stats {
 	double kernel_ms;       /* real execution time of compute kernels */
 	double stretched_ms;    /* extra time added by a clock factor */
 	unsigned long kernels, copies, syncs, collectives;
+	/* an emulated link (set_link_gbps): the time collectives spent on the wire
+	 * once every rank had joined, and the bytes each rank sent over it */
+	double link_ms, link_bytes;
+	/* real execution time of the compute kernels a clock factor > 1 stretched */
+	double slowed_ms;
 };
 
 struct fl_backend;
@@ -84,6 +89,9 @@ struct fl_backend_ops {
 	void (*free)(struct fl_backend *be, void *ptr, size_t bytes);
 	/* called to set device memory to zero bytes on a stream (NULL: host memset) */
 	void (*zero)(struct fl_backend *be, void *ptr, size_t bytes, int stream);
+	/* called to carry every collective from now on over an emulated link of
+	 * `gbps` gigabits per second (NULL: the device has no emulated link) */
+	enum fl_status (*set_link_gbps)(struct fl_backend *be, double gbps);
 	/* the deviceProperties array of the trace (JSON text) */
 	const char *(*device_properties)(struct fl_backend *be);
 	/* called once after the last step */

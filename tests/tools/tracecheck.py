@@ -8,6 +8,7 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py anatomy OUT_DIR        # R7-R9 op anatomy and counts equal the originals'
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
+       tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
 """
 import gzip
 import json
@@ -433,11 +434,104 @@ def emu(out):
         check(worst <= 0.10, "emu R7: device idle >= 90%% while data_loading runs (busiest: %.1f%% busy)" % (100 * worst))
 
 
+# ---- multi-rank families ----
+
+def quantile(v, q):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def spread(d):
+    """(max - min) / max of per-rank values: 0 when every rank is alike"""
+    v = list(d.values())
+    return (max(v) - min(v)) / max(v) if max(v) > 0 else 0.0
+
+
+def truth_of(out, stem):
+    with open(os.path.join(out, stem + ".truth.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def multirank(out):
+    """Signatures of the multi-rank families found in OUT_DIR: comm-bound (stem
+    FL_COMM_STEM, default ddp-run-b) is symmetric and moves its bytes at the
+    link's speed; next to a straggler (stem straggler) the per-rank symmetry of
+    the comm time is the number that tells the two apart."""
+    names = os.listdir(out)
+    cb = os.environ.get("FL_COMM_STEM", "ddp-run-b")
+    cb_spread = None
+    if any(n.startswith(cb + ".rank-") for n in names):
+        rs = ranks(out, cb)
+        t = truth_of(out, cb)
+        gbps = t["faults"][0]["params"]["gbps"]
+        dim = t["environment"]["calibration"]["dim"]
+        p = len(rs)
+        comm = {r.rank: median(r.per_step(r.comm)) for r in rs}
+        comp = {r.rank: median(r.per_step(r.compute)) for r in rs}
+        cb_spread = spread(comm)
+        check(p >= 2 and cb_spread <= 0.15, "comm-bound: per-rank comm time symmetric, spread %.1f%% <= 15%% (ms/step %s)"
+              % (100 * cb_spread, ["%.1f" % (comm[k] / 1000) for k in sorted(comm)]))
+        check(spread(comp) <= 0.15, "comm-bound: per-rank compute equal, spread %.1f%% <= 15%% (ms/step %s)"
+              % (100 * spread(comp), ["%.1f" % (comp[k] / 1000) for k in sorted(comp)]))
+        check(min(comm.values()) >= 0.8 * max(comp.values()),
+              "comm-bound: comm (%.1f ms/step) as long as compute (%.1f ms/step) or longer on every rank"
+              % (min(comm.values()) / 1000, max(comp.values()) / 1000))
+        # one bucket per layer: dim x dim floats; a ring all-reduce sends 2(p-1)/p of it per rank
+        bus = 2.0 * (p - 1) / p * dim * dim * 4
+        for r in rs:
+            durs = [e["dur"] for e in r.kernels if e["name"].startswith("nccl")]
+            # a loaded machine only ever lengthens a transfer (a late wake-up, a peer
+            # that joins late): the fastest tenth of the transfers is the link itself
+            bw = bus * 8 / (quantile(durs, 0.1) * 1000)  # bits / ns = Gbit/s
+            check(abs(bw - gbps) <= 0.2 * gbps, "comm-bound: rank %d moves %.2f Gbit/s (bytes / comm kernel time, "
+                  "fastest tenth of %d), within 20%% of the link's %.2f" % (r.rank, bw, len(durs), gbps))
+        props = rs[0].doc["deviceProperties"][0]
+        link = props.get("interconnect", {})
+        check(link.get("emulated") is True and link.get("bandwidth (Gbit/s)") == gbps,
+              "comm-bound: deviceProperties names the emulated link (%s)" % link)
+        meas = median([i["measured"] for i in t["faults"][0]["instances"] if i["recorded"]])
+        # the pacing is a floor: never faster than the link; slower by what the load adds
+        check(0.25 * gbps <= meas <= 1.05 * gbps, "comm-bound: truth's measured link speed %.2f Gbit/s (median) "
+              "in [0.25, 1.05] x %.2f" % (meas, gbps))
+    bs = os.environ.get("FL_BWD_STEM", "ddp-run-c")
+    if any(n.startswith(bs + ".rank-") for n in names):
+        # a backward-only straggler: the culprit's backward kernels are long, its forward normal
+        rs = ranks(out, bs)
+        slow = [f for f in truth_of(out, bs)["faults"] if f["fault"] == "throttled_rank"][0]["params"]["rank"]
+        bwd_names = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
+        bwd, fwd, comm = {}, {}, {}
+        for r in rs:
+            comp = [e for e in r.kernels if not e["name"].startswith("nccl") and e["name"] != "sgd_kernel"]
+            bwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] in bwd_names])))
+            fwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] not in bwd_names])))
+            comm[r.rank] = median(r.per_step(r.comm))
+        others = [r for r in bwd if r != slow]
+        check(max(bwd, key=bwd.get) == slow and bwd[slow] >= 1.5 * median([bwd[r] for r in others]),
+              "backward straggler: rank %d has the longest backward compute, %.1f ms/step >= 1.5x the others' %.1f"
+              % (slow, bwd[slow] / 1000, median([bwd[r] for r in others]) / 1000))
+        check(fwd[slow] <= 1.3 * median([fwd[r] for r in others]),
+              "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f"
+              % (slow, fwd[slow] / 1000, median([fwd[r] for r in others]) / 1000))
+        check(all(comm[r] > comm[slow] for r in others),
+              "backward straggler: the others wait longer in the all-reduce (ms/step %s, culprit %d)"
+              % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow))
+    if cb_spread is not None and any(n.startswith("straggler.rank-") for n in names):
+        rs = ranks(out, "straggler")
+        st_spread = spread({r.rank: median(r.per_step(r.comm)) for r in rs})
+        st_comp = spread({r.rank: median(r.per_step(r.compute)) for r in rs})
+        check(st_spread >= max(0.2, 3 * cb_spread),
+              "lookalike: straggler's per-rank comm spread %.0f%% >= 20%% and >= 3x comm-bound's %.0f%%"
+              % (100 * st_spread, 100 * cb_spread))
+        check(st_comp >= 0.4, "lookalike: straggler's per-rank compute spread %.0f%% >= 40%% (comm-bound's <= 15%%)"
+              % (100 * st_comp))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("signatures", "anatomy", "noleak", "emu"):
+    cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank}
+    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
-    {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu}[sys.argv[1]](sys.argv[2])
+    cmds[sys.argv[1]](sys.argv[2])
     print("%d checks failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 
