@@ -17,6 +17,9 @@
 	X(sync_injection)            \
 	X(unoverlapped_allreduce)    \
 	X(checkpoint_stall)          \
+	X(recompile)                 \
+	X(dvfs_ramp)                 \
+	X(per_param_optimizer)       \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

@@ -41,6 +41,7 @@ enum fl_rt_op {
 	FL_OP_RANDN, FL_OP_EMPTY, FL_OP_NORMAL, FL_OP_MATMUL, FL_OP_MM, FL_OP_RELU, FL_OP_CLAMP_MIN,
 	FL_OP_SQUARE, FL_OP_POW, FL_OP_MEAN, FL_OP_SUM, FL_OP_DIV, FL_OP_ITEM, FL_OP_LOCAL_SCALAR,
 	FL_OP_ADD, FL_OP_MUL, FL_OP_SUB, FL_OP_TO, FL_OP_TO_COPY, FL_OP_EMPTY_STRIDED, FL_OP_COPY,
+	FL_OP_ADD_INPLACE,
 	FL_OP_COUNT
 };
 
@@ -68,6 +69,9 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x);
 struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x); /* 1×1 */
 /* x (op) s with the scalar wrapped into a tensor first, as eager frameworks do. */
 struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum fl_scalar_op op, double s);
+/* x += alpha · y in place (x.add_(y, alpha=alpha): the update of a for-loop
+ * SGD step, param.add_(grad, alpha=-lr)); x and y have the same shape. */
+void fl_rt_add_(struct fl_rt *rt, struct fl_tensor *x, const struct fl_tensor *y, double alpha);
 /* Host read of a 1×1 tensor (on an asynchronous device: a device-to-host copy
  * and a stream synchronize, as .item() does). */
 double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t);
