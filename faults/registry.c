@@ -18,6 +18,9 @@
 	X(unoverlapped_allreduce)    \
 	X(checkpoint_stall)          \
 	X(slow_link)                 \
+	X(recompile)                 \
+	X(dvfs_ramp)                 \
+	X(per_param_optimizer)       \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

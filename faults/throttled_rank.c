@@ -27,7 +27,7 @@ static const struct fl_param_spec params[] = {
 static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 {
 	long rank = (long)fl_fault_num(f, "rank");
-	if (!env->clock_factor)
+	if (!env->asynchronous || !env->clock_factor)
 		return fl_error(FL_EINPUT, "fault '%s' needs a device backend (emu or cuda), not '%s'", f->ops->name,
 				env->backend);
 	if (env->world_size < 2)

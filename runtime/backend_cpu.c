@@ -1,34 +1,104 @@
-/* backend_cpu.c — kernels run inline on the host thread. */
+/* backend_cpu.c — kernels run inline on the host thread.
+ *
+ * A clock factor (set_clock_factor) stretches every kernel by duty cycle: the
+ * kernel runs at full speed, then the thread pauses until factor × its real
+ * time has passed (sleeping the bulk, spinning the last stretch, so short
+ * kernels are stretched as exactly as long ones), as a clock-throttled CPU
+ * takes longer for the same work. The statistics count kernels, their real
+ * time and the time added. The state is the process's own (a cpu run is one
+ * rank per process): open resets it, so nothing is allocated. */
 #include <string.h>
 
+#include "capture/clock.h"
 #include "runtime/device.h"
+
+/* Below this much extra time the pause spins instead of sleeping. */
+#define CPU_SPIN_NS 200000.0
+
+struct cpu_dev {
+	double clock_factor;
+	struct fl_device_stats st;
+};
+
+static struct cpu_dev cpu_state;
 
 static enum fl_status cpu_open(struct fl_backend *be, const struct fl_backend_config *cfg)
 {
 	be->cfg = *cfg;
+	memset(&cpu_state, 0, sizeof(cpu_state));
+	cpu_state.clock_factor = 1.0;
+	be->state = &cpu_state;
 	return FL_OK;
 }
 
 static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream)
 {
-	(void)be;
 	(void)stream;
+	struct cpu_dev *d = be->state;
+	if (!d || d->clock_factor <= 1.0) {
+		k->run(a);
+		if (d)
+			d->st.kernels++;
+		return;
+	}
+	uint64_t t0 = fl_clock_ticks();
 	k->run(a);
+	uint64_t t1 = fl_clock_ticks();
+	double real_ns = (double)fl_clock_delta_ns(t0, t1);
+	double extra_ns = real_ns * (d->clock_factor - 1.0);
+	if (extra_ns > CPU_SPIN_NS)
+		fl_sleep_ms((extra_ns - CPU_SPIN_NS / 2) / 1e6);
+	uint64_t t2 = fl_clock_ticks();
+	while ((double)fl_clock_delta_ns(t1, t2) < extra_ns)
+		t2 = fl_clock_ticks();
+	d->st.kernel_ms += real_ns / 1e6;
+	d->st.stretched_ms += (double)fl_clock_delta_ns(t1, t2) / 1e6;
+	d->st.kernels++;
 }
 
 static void cpu_copy(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind,
 		     int stream)
 {
-	(void)be;
 	(void)kind;
 	(void)stream;
 	memmove(dst, src, bytes);
+	struct cpu_dev *d = be->state;
+	if (d)
+		d->st.copies++;
+}
+
+static enum fl_status cpu_set_clock_factor(struct fl_backend *be, double factor)
+{
+	struct cpu_dev *d = be->state;
+	if (!d)
+		return fl_error(FL_EINTERNAL, "cpu: clock factor set on a backend that was never opened");
+	if (!(factor >= 1.0))
+		return fl_error(FL_EINPUT, "cpu: clock factor %g must be >= 1", factor);
+	d->clock_factor = factor;
+	return FL_OK;
+}
+
+static void cpu_stats(struct fl_backend *be, struct fl_device_stats *out, int reset)
+{
+	struct cpu_dev *d = be->state;
+	if (!d) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	*out = d->st;
+	if (reset)
+		memset(&d->st, 0, sizeof(d->st));
 }
 
 static const char *cpu_device_properties(struct fl_backend *be)
 {
 	(void)be;
 	return "[]";
+}
+
+static void cpu_close(struct fl_backend *be)
+{
+	be->state = NULL;
 }
 
 const struct fl_backend_ops fl_backend_cpu = {
@@ -38,5 +108,8 @@ const struct fl_backend_ops fl_backend_cpu = {
 	.open = cpu_open,
 	.launch = cpu_launch,
 	.copy = cpu_copy,
+	.set_clock_factor = cpu_set_clock_factor,
+	.stats = cpu_stats,
 	.device_properties = cpu_device_properties,
+	.close = cpu_close,
 };

@@ -23,6 +23,7 @@ static const char *const op_names[FL_OP_COUNT] = {
 	[FL_OP_RESOLVE_CONJ] = "fl::resolve_conj", [FL_OP_AS_STRIDED] = "fl::as_strided",
 	[FL_OP_RESULT_TYPE] = "fl::result_type", [FL_OP_FILL] = "fl::fill_", [FL_OP_UNSQUEEZE] = "fl::unsqueeze",
 	[FL_OP_SELECT] = "fl::select",
+	[FL_OP_ADD_INPLACE] = "fl::add_",
 };
 
 const char *fl_alloc_policy_name(enum fl_alloc_policy p)
@@ -208,6 +209,13 @@ static void k_sub(const struct fl_kernel_args *a)
 	for (size_t i = 0; i < n; i++)
 		a->out[i] = a->a[i] - s;
 }
+/* out -= scalar · a (the name and math of the optimizer's update kernel) */
+static void k_axpy_neg(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	for (size_t i = 0; i < n; i++)
+		a->out[i] -= a->scalar * a->a[i];
+}
 static void k_copy_scalar(const struct fl_kernel_args *a) { a->out[0] = a->scalar; }
 
 static const struct fl_kernel K_MM = {"gemm_kernel", k_mm};
@@ -219,6 +227,7 @@ static const struct fl_kernel K_ADD = {"add_kernel", k_add};
 static const struct fl_kernel K_MUL = {"mul_kernel", k_mul};
 static const struct fl_kernel K_SUB = {"sub_kernel", k_sub};
 static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
+static const struct fl_kernel K_AXPY = {"sgd_kernel", k_axpy_neg};
 
 static void launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
 {
@@ -540,6 +549,14 @@ struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum
 	fl_span_end(op);
 	fl_tensor_free(rt, st);
 	return t;
+}
+
+void fl_rt_add_(struct fl_rt *rt, struct fl_tensor *x, const struct fl_tensor *y, double alpha)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_ADD_INPLACE);
+	struct fl_kernel_args a = {.out = x->data, .a = y->data, .m = x->rows, .n = x->cols, .scalar = (float)-alpha};
+	launch(rt, &K_AXPY, &a);
+	fl_span_end(op);
 }
 
 double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)

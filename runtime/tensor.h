@@ -54,6 +54,7 @@ enum fl_rt_op {
 	FL_OP_ADD, FL_OP_MUL, FL_OP_SUB, FL_OP_TO, FL_OP_TO_COPY, FL_OP_EMPTY_STRIDED, FL_OP_COPY,
 	/* the small ops an eager framework runs inside the ones above (views, checks, fills) */
 	FL_OP_RESOLVE_CONJ, FL_OP_AS_STRIDED, FL_OP_RESULT_TYPE, FL_OP_FILL, FL_OP_UNSQUEEZE, FL_OP_SELECT,
+	FL_OP_ADD_INPLACE,
 	FL_OP_COUNT
 };
 
@@ -81,6 +82,9 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x);
 struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x); /* 1×1 */
 /* x (op) s with the scalar wrapped into a tensor first, as eager frameworks do. */
 struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum fl_scalar_op op, double s);
+/* x += alpha · y in place (x.add_(y, alpha=alpha): the update of a for-loop
+ * SGD step, param.add_(grad, alpha=-lr)); x and y have the same shape. */
+void fl_rt_add_(struct fl_rt *rt, struct fl_tensor *x, const struct fl_tensor *y, double alpha);
 /* Host read of a 1×1 tensor (on an asynchronous device: a device-to-host copy
  * and a stream synchronize, as .item() does). */
 double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t);

@@ -9,6 +9,7 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
        tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
+       tracecheck.py catalog_b OUT_DIR      # recompile, checkpoint, DVFS, optimizer (see catalog_b())
 """
 import gzip
 import json
@@ -526,8 +527,102 @@ def multirank(out):
               % (100 * st_comp))
 
 
+# ---- catalog part 1 (b): recompile, checkpoint, DVFS, per-parameter optimizer ----
+
+def long_steps(t, factor):
+    ms = t.step_ms()
+    med = median(list(ms.values()))
+    return sorted(n for n, v in ms.items() if v > factor * med)
+
+
+def in_window(e, a, b):
+    return a <= e["ts"] < b
+
+
+def catalog_b(out):
+    """Signatures of the catalog scenarios recompile, lookalike-a/-b, checkpoint-stall,
+    dvfs-throttle and optimizer-dominance found in OUT_DIR (counts exact, timings by
+    ratios with margin)."""
+    names = os.listdir(out)
+    for stem, compile_span in (("lab-serving", "compile_graph"), ("run-a", "compile_graph")):
+        if stem + ".json.gz" not in names:
+            continue
+        t = DeviceTrace(os.path.join(out, stem + ".json.gz")) if stem == "lab-serving" else Trace(os.path.join(out, stem + ".json.gz"))
+        truth = truth_of(out, stem)
+        want = truth["faults"][0]["affected_recorded_steps"]
+        spans = sorted(t.spans_in_step(compile_span))
+        check(spans == want, "%s: the compile span is in exactly the truth's steps %s (trace: %s)" % (stem, want, spans))
+        ms = t.step_ms()
+        med = median(list(ms.values()))
+        short = [n for n in want if ms[n] < 5 * med]
+        check(not short, "%s: each of the truth's steps %s is >= 5x the step median %.2f ms (short: %s)" % (stem, want, med, short))
+        comp = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == compile_span]
+        nested = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == "benchmark_kernel"]
+        cands = truth["faults"][0]["params"]["candidates"]
+        check(len(nested) == cands * len(comp), "%s: %d candidate spans = %d candidates x %d compiles"
+              % (stem, len(nested), cands, len(comp)))
+        busy = min(sum(n["dur"] for n in nested if in_window(n, c["ts"], c["ts"] + c["dur"])) / c["dur"] for c in comp)
+        check(busy >= 0.9, "%s: the host is busy (candidate timings) for >= 90%% of each compile span (min %.2f)" % (stem, busy))
+        if isinstance(t, DeviceTrace):
+            under = max(length(clip(t.compute, c["ts"], c["ts"] + c["dur"])) / c["dur"] for c in comp)
+            check(under <= 0.10, "%s: the device computes <= 10%% of each compile span (max %.3f)" % (stem, under))
+    if "run-b.json.gz" in names:
+        t = Trace(os.path.join(out, "run-b.json.gz"))
+        dl = t.spans_in_step("data_loading")
+        ms = t.step_ms()
+        share = min(dl.get(n, 0) / ms[n] for n in ms)
+        check(share >= 0.5, "run-b: data_loading is >= 50%% of every step (min %.2f): every step starved" % share)
+        check(not t.spans_in_step("compile_graph"), "run-b: no compile span")
+        check(long_steps(t, 10) == [], "run-b: no step longer than 10x the median (not intermittent)")
+    if "lab-training.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "lab-training.json.gz"))
+        truth = truth_of(out, "lab-training")
+        f = truth["faults"][0]
+        got = sorted(t.spans_in_step(f["params"]["span"]))
+        check(got == f["affected_recorded_steps"], "lab-training: checkpoint spans in the truth's steps %s (trace %s)"
+              % (f["affected_recorded_steps"], got))
+        gaps = {b - a for a, b in zip(got, got[1:])}
+        check(gaps == {f["params"]["every"]}, "lab-training: the period is exactly %d (trace: %s)" % (f["params"]["every"], sorted(gaps)))
+        ck = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == f["params"]["span"]]
+        d2h = [e for e in t.x if e["cat"] == "gpu_memcpy" and "DtoH" in e["name"]]
+        check(all(any(in_window(m, c["ts"], c["ts"] + c["dur"]) for m in d2h) for c in ck),
+              "lab-training: every checkpoint span has a device-to-host copy under it")
+        check(not any(e["name"] == "fl::add_" for e in t.x if e["cat"] == "cpu_op"), "lab-training: no per-parameter update ops")
+    if "lab-finetune.json.gz" in names:
+        t = Trace(os.path.join(out, "lab-finetune.json.gz"))
+        truth = truth_of(out, "lab-finetune")
+        n = truth["faults"][0]["params"]["tensors"]
+        per = {}
+        for num, s in t.steps:
+            per[num] = sum(1 for e in t.x if e["cat"] == "cpu_op" and e["name"] == "fl::add_" and t.in_step(s, e))
+        check(set(per.values()) == {n}, "lab-finetune: exactly %d fl::add_ update ops in every step (trace: %s)" % (n, sorted(set(per.values()))))
+        opt = t.spans_in_step("optimizer")
+        ms = t.step_ms()
+        share = median([opt.get(k, 0) / ms[k] for k in ms])
+        check(share >= 0.3, "lab-finetune: the optimizer phase is >= 30%% of the step (median %.2f)" % share)
+    if "lab-inference.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "lab-inference.json.gz"))
+        truth = truth_of(out, "lab-inference")
+        F = truth["faults"][0]["params"]["factor"]
+        per = []
+        for _, s in t.steps:
+            ks = [e["dur"] for e in t.kernels if e["name"] == "gemm_kernel" and in_window(e, s["ts"], s["ts"] + s["dur"] + 50000)]
+            per.append(min(ks) if ks else 0)  # the fastest: load only ever makes a kernel longer
+        half = len(per) // 2
+        first, last = min(per[:half]), min(per[half:])
+        drift = last / first if first else 0
+        # the fastest gemm of each half: load only lengthens a kernel, and the later
+        # half's fastest still runs at >= 1 + (F - 1) * half / (n - 1); 0.2 leaves room
+        # for a machine whose load changes during the run
+        check(drift >= 1 + 0.2 * (F - 1), "lab-inference: the fastest gemm kernel of the later steps is %.2fx the earlier steps' "
+              "(>= %.2f; ramp to %gx)" % (drift, 1 + 0.2 * (F - 1), F))
+        ops = set(t.ops_in_step().values())
+        check(len(ops) == 1, "lab-inference: the same op count in every step (%s)" % sorted(ops))
+
+
 def main():
-    cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank}
+    cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank,
+            "catalog_b": catalog_b}
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
