@@ -17,6 +17,10 @@
 	X(sync_injection)            \
 	X(unoverlapped_allreduce)    \
 	X(checkpoint_stall)          \
+	X(launch_overhead)           \
+	X(alloc_churn)               \
+	X(pageable_copy)             \
+	X(dtype_casts)               \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

@@ -82,6 +82,18 @@ struct fl_backend_ops {
 	/* called to give back what alloc returned; work queued on the compute
 	 * stream may still use it (the memory is reused in that stream's order) */
 	void (*free)(struct fl_backend *be, void *ptr, size_t bytes);
+	/* called to copy bytes from host memory and wait for the copy (a synchronous
+	 * copy from pageable memory, as cudaMemcpy: it runs after the work already
+	 * queued on `stream`, and the host waits until it is done). NULL: copy, then
+	 * stream_synchronize */
+	void (*copy_sync)(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind,
+			  int stream);
+	/* called to allocate device memory outside any caching allocator (as
+	 * cudaMalloc does with no cache: fresh memory, mapped now); NULL: host mmap */
+	void *(*alloc_uncached)(struct fl_backend *be, size_t bytes);
+	/* called to give back what alloc_uncached returned, now (as cudaFree: it
+	 * waits for the whole device first); NULL: host munmap */
+	void (*free_uncached)(struct fl_backend *be, void *ptr, size_t bytes);
 	/* called to set device memory to zero bytes on a stream (NULL: host memset) */
 	void (*zero)(struct fl_backend *be, void *ptr, size_t bytes, int stream);
 	/* the deviceProperties array of the trace (JSON text) */
