@@ -5,11 +5,12 @@
  * checks the arguments, infers the output shape and builds the launch
  * descriptor. Here that is real CPU work (hashing the op's arguments into a
  * descriptor, round after round) for a set number of microseconds per launch,
- * inside the op that launches, before its cudaLaunchKernel. The op count is
- * the healthy one (unlike op_storm); the kernels are tiny, so the device waits
- * on the host: it idles most of the step with a queue of 0-1 kernels. The
- * runtime calls the work through its dispatch hook (runtime/tensor.h), which
- * this fault sets at each step's start. */
+ * as part of the launch (emu: inside its cudaLaunchKernel call; cuda: right
+ * before cudaLaunchKernel, inside the op). The op count is the healthy one
+ * (unlike op_storm); the kernels are tiny, so each is shorter than its launch
+ * and the device waits on the host: it idles most of the step with a queue of
+ * 0-1 kernels. The backend runs the work through the runtime's dispatch hook
+ * (fl_rt_set_dispatch), which this fault sets at each step's start. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct launch_state {
 	uint64_t budget_ns;  /* per launch */
 	unsigned long launches;
 	uint64_t ns;         /* dispatch time this step */
+	int on;              /* this step pays it */
 	volatile uint64_t descriptor; /* the work's result: kept so it is never optimised away */
 };
 
@@ -73,18 +75,17 @@ static void step_begin(struct fl_fault *f, struct fl_step_ctx *ctx)
 	struct launch_state *s = f->state;
 	s->launches = 0;
 	s->ns = 0;
-	int on = fl_steps_match(fl_fault_steps(f, "steps"), ctx->step);
-	ctx->rt->dispatch = on ? dispatch : NULL;
-	ctx->rt->dispatch_arg = on ? s : NULL;
+	s->on = fl_steps_match(fl_fault_steps(f, "steps"), ctx->step);
+	fl_rt_set_dispatch(ctx->rt, s->on ? dispatch : NULL, s);
 }
 
 static void step_end(struct fl_fault *f, struct fl_step_ctx *ctx)
 {
 	struct launch_state *s = f->state;
-	if (!ctx->rt->dispatch)
+	if (!s->on)
 		return;
-	ctx->rt->dispatch = NULL; /* nothing after the step pays it */
-	ctx->rt->dispatch_arg = NULL;
+	fl_rt_set_dispatch(ctx->rt, NULL, NULL); /* nothing after the step pays it */
+	s->on = 0;
 	/* requested: µs per launch; measured: the mean µs each launch really spent */
 	double mean_us = s->launches ? (double)s->ns / 1e3 / (double)s->launches : 0;
 	struct fl_instance *in = fl_fault_report(f, ctx, "step", fl_fault_num(f, "us"), mean_us, "us");

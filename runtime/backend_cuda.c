@@ -455,6 +455,8 @@ static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const 
 			     k->name);
 		return;
 	}
+	if (be->launch_work) /* host work before the launch: checks, descriptor */
+		be->launch_work(be->launch_work_arg, k, a);
 	cudaStream_t s = stream_of(d, stream);
 	int stretch = d->clock_factor > 1.0f && stream != FL_STREAM_COMM;
 	int pushed = ext_push(d);

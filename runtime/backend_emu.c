@@ -262,6 +262,8 @@ static void emu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	struct emu_dev *d = be->state;
 	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k)};
 	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
+	if (be->launch_work) /* the host side of the launch: checks, descriptor */
+		be->launch_work(be->launch_work_arg, k, a);
 	enqueue(stream_of(d, stream), &op);
 	fl_span_end(slot);
 }

@@ -106,6 +106,11 @@ struct fl_backend {
 	const struct fl_backend_ops *ops;
 	void *state;
 	struct fl_backend_config cfg;
+	/* host work every kernel launch does first (argument checks, building the
+	 * launch descriptor), set through fl_rt_set_dispatch; NULL: none. emu runs
+	 * it inside its cudaLaunchKernel call, cuda right before cudaLaunchKernel. */
+	void (*launch_work)(void *arg, const struct fl_kernel *k, const struct fl_kernel_args *a);
+	void *launch_work_arg;
 };
 
 /* NULL-terminated table of the backends built into this binary. */

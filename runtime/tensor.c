@@ -230,8 +230,6 @@ static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
 
 static void launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
 {
-	if (rt->dispatch)
-		rt->dispatch(rt->dispatch_arg, k, a);
 	rt->be->ops->launch(rt->be, k, a, FL_STREAM_COMPUTE);
 }
 
@@ -409,6 +407,13 @@ double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)
 	fl_span_end(l);
 	fl_span_end(op);
 	return v;
+}
+
+void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_kernel *k,
+						   const struct fl_kernel_args *a), void *arg)
+{
+	rt->be->launch_work = fn;
+	rt->be->launch_work_arg = fn ? arg : NULL;
 }
 
 struct fl_tensor *fl_rt_empty_uncached(struct fl_rt *rt, int rows, int cols)

@@ -60,11 +60,6 @@ struct fl_rt {
 	enum fl_alloc_policy alloc;
 	uint64_t rng[4];
 	uint32_t op_name[FL_OP_COUNT]; /* interned trace names */
-	/* called before every kernel launch, inside the op that launches it: a
-	 * framework's per-op host work (argument checks, shape inference, building
-	 * the launch descriptor). NULL: none. */
-	void (*dispatch)(void *arg, const struct fl_kernel *k, const struct fl_kernel_args *a);
-	void *dispatch_arg;
 	/* 1: the batch goes to the device with a synchronous copy (cudaMemcpy)
 	 * instead of an asynchronous one */
 	int h2d_blocking;
@@ -96,6 +91,11 @@ struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols);
 void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a);
 /* Set every element to zero (no op recorded; on the device: a memset on the compute stream). */
 void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t);
+/* Make every kernel launch do `fn` first (NULL: nothing): per-launch host work
+ * (argument checks, shape inference, building the launch descriptor), run by
+ * the backend as part of the launch (struct fl_backend, launch_work). */
+void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_kernel *k,
+						   const struct fl_kernel_args *a), void *arg);
 /* A tensor outside any caching allocator, recorded as an fl::empty op: on a
  * backend with alloc_uncached its storage is fresh device memory (cudaMalloc),
  * else fresh host pages (mmap, touched now). fl_tensor_free gives it back at
