@@ -600,7 +600,8 @@ START_TEST(test_vocabulary_wording)
 					      "straggler", "sync_stall", "unoverlapped_comm", "healthy",
 					      "checkpoint_stall", "loader_parallelism", "fusion", "async_offload",
 					      "gc_control", "rebalance", "defer_host_reads", "overlap_comm", "none",
-					      "async_checkpoint", NULL};
+					      "async_checkpoint", "launch_bound", "alloc_stall", "blocking_h2d", "dtype_casts",
+					      "cuda_graphs", "preallocate", "pinned_async_copy", "autocast_scope", NULL};
 	for (const char *const *c = covered; *c; c++) {
 		size_t n = 0;
 		for (size_t v = 0; fl_vocabularies[v]; v++)
