@@ -21,6 +21,10 @@
 	X(recompile)                 \
 	X(dvfs_ramp)                 \
 	X(per_param_optimizer)       \
+	X(launch_overhead)           \
+	X(alloc_churn)               \
+	X(pageable_copy)             \
+	X(dtype_casts)               \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

@@ -455,6 +455,8 @@ static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const 
 			     k->name);
 		return;
 	}
+	if (be->launch_work) /* host work before the launch: checks, descriptor */
+		be->launch_work(be->launch_work_arg, k, a);
 	cudaStream_t s = stream_of(d, stream);
 	int stretch = d->clock_factor > 1.0f && stream != FL_STREAM_COMM;
 	int pushed = ext_push(d);
@@ -485,6 +487,52 @@ static void cuda_copy(struct fl_backend *be, void *dst, const void *src, size_t 
 	CUDA_OK(d, cudaMemcpyAsync(dst, src, bytes, kinds[kind], stream_of(d, stream)));
 	ext_pop(pushed);
 	d->st.copies++;
+}
+
+/* cudaMemcpy: synchronous, on the legacy default stream (the compute stream),
+ * so it runs after the work queued there and the host waits for it; from
+ * pageable memory the driver stages the bytes through its own pinned buffer. */
+static void cuda_copy_sync(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind,
+			   int stream)
+{
+	struct cuda_dev *d = be->state;
+	(void)stream;
+	if (d->error)
+		return;
+	static const enum cudaMemcpyKind kinds[] = {
+		[FL_COPY_H2D] = cudaMemcpyHostToDevice, [FL_COPY_D2H] = cudaMemcpyDeviceToHost,
+		[FL_COPY_D2D] = cudaMemcpyDeviceToDevice};
+	int pushed = ext_push(d);
+	CUDA_OK(d, cudaMemcpy(dst, src, bytes, kinds[kind]));
+	ext_pop(pushed);
+	d->st.copies++;
+	d->st.syncs++;
+}
+
+/* cudaMalloc and cudaFree outside the caching allocator (cudaFree waits for
+ * the device). */
+static void *cuda_alloc_uncached(struct fl_backend *be, size_t bytes)
+{
+	struct cuda_dev *d = be->state;
+	void *p = NULL;
+	if (d->error)
+		return NULL;
+	int pushed = ext_push(d);
+	int ok = CUDA_OK(d, cudaMalloc(&p, bytes ? bytes : 1));
+	ext_pop(pushed);
+	return ok ? p : NULL;
+}
+
+static void cuda_free_uncached(struct fl_backend *be, void *ptr, size_t bytes)
+{
+	struct cuda_dev *d = be->state;
+	(void)bytes;
+	if (!ptr)
+		return;
+	int pushed = ext_push(d);
+	CUDA_OK(d, cudaFree(ptr));
+	ext_pop(pushed);
+	d->st.syncs++;
 }
 
 static void cuda_stream_wait(struct fl_backend *be, int wait_stream, int on_stream)
@@ -884,6 +932,9 @@ const struct fl_backend_ops fl_backend_cuda = {
 	.open = cuda_open,
 	.launch = cuda_launch,
 	.copy = cuda_copy,
+	.copy_sync = cuda_copy_sync,
+	.alloc_uncached = cuda_alloc_uncached,
+	.free_uncached = cuda_free_uncached,
 	.stream_wait = cuda_stream_wait,
 	.stream_synchronize = cuda_stream_synchronize,
 	.synchronize = cuda_synchronize,

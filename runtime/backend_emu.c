@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -88,6 +89,7 @@ struct emu_dev {
 	struct fl_device_stats st;
 	pthread_mutex_t stats_mu;
 	uint32_t n_launch, n_memcpy, n_ssync, n_dsync, n_wait, n_allreduce_kernel;
+	uint32_t n_memcpy_sync, n_malloc, n_free;
 	uint32_t n_memcpy_kind[3];
 	struct name_cache names[64];
 	size_t n_names;
@@ -300,6 +302,9 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 	d->n_ssync = fl_tracer_intern("cudaStreamSynchronize");
 	d->n_dsync = fl_tracer_intern("cudaDeviceSynchronize");
 	d->n_wait = fl_tracer_intern("cudaStreamWaitEvent");
+	d->n_memcpy_sync = fl_tracer_intern("cudaMemcpy");
+	d->n_malloc = fl_tracer_intern("cudaMalloc");
+	d->n_free = fl_tracer_intern("cudaFree");
 	d->n_allreduce_kernel = fl_tracer_intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 	for (int k = 0; k < 3; k++)
 		d->n_memcpy_kind[k] = fl_tracer_intern(copy_name((enum fl_copy_kind)k));
@@ -325,6 +330,8 @@ static void emu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	struct emu_dev *d = be->state;
 	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k)};
 	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
+	if (be->launch_work) /* the host side of the launch: checks, descriptor */
+		be->launch_work(be->launch_work_arg, k, a);
 	enqueue(stream_of(d, stream), &op);
 	fl_span_end(slot);
 }
@@ -340,6 +347,68 @@ static void emu_copy(struct fl_backend *be, void *dst, const void *src, size_t b
 	fl_span_end(slot);
 	pthread_mutex_lock(&d->stats_mu);
 	d->st.copies++;
+	pthread_mutex_unlock(&d->stats_mu);
+}
+
+/* cudaMemcpy from pageable memory: the copy waits behind the stream's queued
+ * work and the host waits for the copy. */
+static void emu_copy_sync(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind,
+			  int stream)
+{
+	struct emu_dev *d = be->state;
+	struct emu_op op = {.kind = OP_COPY, .dst = dst, .src = src, .bytes = bytes, .copy_kind = kind,
+			    .name = d->n_memcpy_kind[kind]};
+	uint32_t slot = api_begin(d, d->n_memcpy_sync, &op.corr);
+	struct emu_stream *s = stream_of(d, stream);
+	wait_until(s, enqueue(s, &op));
+	fl_span_end(slot);
+	pthread_mutex_lock(&d->stats_mu);
+	d->st.copies++;
+	d->st.syncs++;
+	pthread_mutex_unlock(&d->stats_mu);
+}
+
+/* Wait until every stream has run what was queued before now. */
+static void drain(struct emu_dev *d)
+{
+	for (int i = 0; i < N_STREAMS; i++) {
+		struct emu_stream *s = &d->streams[i];
+		pthread_mutex_lock(&s->mu);
+		uint64_t seq = s->submitted;
+		pthread_mutex_unlock(&s->mu);
+		wait_until(s, seq);
+	}
+}
+
+/* cudaMalloc with no caching allocator: fresh pages from the OS, mapped now
+ * (the first touch faults every page in, as the driver maps device memory). */
+static void *emu_alloc_uncached(struct fl_backend *be, size_t bytes)
+{
+	struct emu_dev *d = be->state;
+	uint32_t corr;
+	uint32_t slot = api_begin(d, d->n_malloc, &corr);
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		p = NULL;
+	else
+		memset(p, 0, bytes);
+	fl_span_end(slot);
+	return p;
+}
+
+/* cudaFree: the device finishes everything queued first (it synchronizes),
+ * then the pages go back to the OS. */
+static void emu_free_uncached(struct fl_backend *be, void *ptr, size_t bytes)
+{
+	struct emu_dev *d = be->state;
+	uint32_t corr;
+	uint32_t slot = api_begin(d, d->n_free, &corr);
+	drain(d);
+	if (ptr)
+		munmap(ptr, bytes ? bytes : 1);
+	fl_span_end(slot);
+	pthread_mutex_lock(&d->stats_mu);
+	d->st.syncs++;
 	pthread_mutex_unlock(&d->stats_mu);
 }
 
@@ -478,6 +547,9 @@ const struct fl_backend_ops fl_backend_emu = {
 	.open = emu_open,
 	.launch = emu_launch,
 	.copy = emu_copy,
+	.copy_sync = emu_copy_sync,
+	.alloc_uncached = emu_alloc_uncached,
+	.free_uncached = emu_free_uncached,
 	.stream_wait = emu_stream_wait,
 	.stream_synchronize = emu_stream_synchronize,
 	.synchronize = emu_synchronize,

@@ -1,6 +1,8 @@
 // cuda_kernels.cu — the workload's elementwise, reduction and scalar kernels on
 // the GPU, with the same names and math as their CPU versions (tensor.c,
 // train.c). See cuda_kernels.h.
+#include <cuda_fp16.h>
+
 #include "runtime/cuda_kernels.h"
 
 #define GRID_STRIDE(i, n) \
@@ -100,6 +102,24 @@ __global__ void sgd_kernel(float *out, const float *a, const float *b, long long
 	GRID_STRIDE(i, n) out[i] -= s * a[i];
 }
 
+// dtype casts: float32 -> float16 (round to nearest even) and back; the half
+// tensor's storage is n halves in a float buffer
+__global__ void cast_float_to_half_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	(void)s;
+	__half *h = (__half *)out;
+	GRID_STRIDE(i, n) h[i] = __float2half_rn(a[i]);
+}
+
+__global__ void cast_half_to_float_kernel(float *out, const float *a, const float *b, long long n, float s)
+{
+	(void)b;
+	(void)s;
+	const __half *h = (const __half *)a;
+	GRID_STRIDE(i, n) out[i] = __half2float(h[i]);
+}
+
 static __device__ __forceinline__ unsigned long long global_ns(void)
 {
 	unsigned long long t;
@@ -143,6 +163,8 @@ __global__ void fl_clock_empty(void) {}
 
 const struct fl_cuda_kernel fl_cuda_kernels[] = {
 	{"clamp_min_kernel", (const void *)clamp_min_kernel, FL_CUDA_ELEMENTWISE},
+	{"cast_float_to_half_kernel", (const void *)cast_float_to_half_kernel, FL_CUDA_ELEMENTWISE},
+	{"cast_half_to_float_kernel", (const void *)cast_half_to_float_kernel, FL_CUDA_ELEMENTWISE},
 	{"pow_kernel", (const void *)pow_kernel, FL_CUDA_ELEMENTWISE},
 	{"reduce_sum_kernel", (const void *)reduce_sum_kernel, FL_CUDA_REDUCE},
 	{"div_kernel", (const void *)div_kernel, FL_CUDA_SCALAR},

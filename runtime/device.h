@@ -87,6 +87,18 @@ struct fl_backend_ops {
 	/* called to give back what alloc returned; work queued on the compute
 	 * stream may still use it (the memory is reused in that stream's order) */
 	void (*free)(struct fl_backend *be, void *ptr, size_t bytes);
+	/* called to copy bytes from host memory and wait for the copy (a synchronous
+	 * copy from pageable memory, as cudaMemcpy: it runs after the work already
+	 * queued on `stream`, and the host waits until it is done). NULL: copy, then
+	 * stream_synchronize */
+	void (*copy_sync)(struct fl_backend *be, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind,
+			  int stream);
+	/* called to allocate device memory outside any caching allocator (as
+	 * cudaMalloc does with no cache: fresh memory, mapped now); NULL: host mmap */
+	void *(*alloc_uncached)(struct fl_backend *be, size_t bytes);
+	/* called to give back what alloc_uncached returned, now (as cudaFree: it
+	 * waits for the whole device first); NULL: host munmap */
+	void (*free_uncached)(struct fl_backend *be, void *ptr, size_t bytes);
 	/* called to set device memory to zero bytes on a stream (NULL: host memset) */
 	void (*zero)(struct fl_backend *be, void *ptr, size_t bytes, int stream);
 	/* called to carry every collective from now on over an emulated link of
@@ -102,6 +114,11 @@ struct fl_backend {
 	const struct fl_backend_ops *ops;
 	void *state;
 	struct fl_backend_config cfg;
+	/* host work every kernel launch does first (argument checks, building the
+	 * launch descriptor), set through fl_rt_set_dispatch; NULL: none. emu runs
+	 * it inside its cudaLaunchKernel call, cuda right before cudaLaunchKernel. */
+	void (*launch_work)(void *arg, const struct fl_kernel *k, const struct fl_kernel_args *a);
+	void *launch_work_arg;
 };
 
 /* NULL-terminated table of the backends built into this binary. */

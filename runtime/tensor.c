@@ -73,6 +73,8 @@ static struct fl_tensor *tensor_new_host(struct fl_rt *rt, int rows, int cols)
 	t->cols = cols;
 	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
 	t->dev = NULL;
+	t->uncached = 0;
+	t->half = 0;
 	if (rt->alloc == FL_ALLOC_SYSTEM && t->bytes >= FL_SYSTEM_MIN_BYTES) {
 		void *p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -101,6 +103,8 @@ static struct fl_tensor *tensor_new(struct fl_rt *rt, int rows, int cols)
 	t->cols = cols;
 	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
 	t->mapped = 0;
+	t->uncached = 0;
+	t->half = 0;
 	t->dev = be;
 	t->data = be->ops->alloc(be, t->bytes);
 	if (!t->data)
@@ -124,6 +128,14 @@ void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t)
 {
 	if (!t)
 		return;
+	if (t->uncached) { /* no cache to return it to: give it back now */
+		if (rt->be && rt->be->ops->free_uncached)
+			rt->be->ops->free_uncached(rt->be, t->data, t->bytes);
+		else
+			munmap(t->data, t->bytes);
+		free(t);
+		return;
+	}
 	if (rt->be && rt->be->ops->asynchronous) /* queued work may still read it: free in stream order */
 		fl_dev_release(rt->be, tensor_release_now, t, FL_STREAM_COMPUTE);
 	else
@@ -475,7 +487,23 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
 	struct fl_tensor *d = tensor_new(rt, rows, cols);
 	fl_span_end(es);
-	op_copy(rt, d->data, t->data, t->bytes, FL_COPY_H2D);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	if (rt->h2d_blocking) { /* a synchronous copy: the host waits for the device */
+		uint64_t t0 = fl_clock_ticks();
+		if (rt->be->ops->copy_sync)
+			rt->be->ops->copy_sync(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+		else {
+			rt->be->ops->copy(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+			fl_dev_stream_synchronize(rt->be, FL_STREAM_COMPUTE);
+		}
+		rt->h2d.blocking_ns += fl_clock_delta_ns(t0, fl_clock_ticks());
+		rt->h2d.blocking++;
+	} else {
+		rt->be->ops->copy(rt->be, d->data, t->data, t->bytes, FL_COPY_H2D, FL_STREAM_COMPUTE);
+		rt->h2d.async++;
+	}
+	rt->h2d.bytes += t->bytes;
+	fl_span_end(cp);
 	fl_span_end(tc);
 	fl_span_end(to);
 	fl_tensor_free(rt, t);
@@ -576,6 +604,132 @@ double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)
 	fl_span_end(l);
 	fl_span_end(op);
 	return v;
+}
+
+void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_kernel *k,
+						   const struct fl_kernel_args *a), void *arg)
+{
+	rt->be->launch_work = fn;
+	rt->be->launch_work_arg = fn ? arg : NULL;
+}
+
+struct fl_tensor *fl_rt_empty_uncached(struct fl_rt *rt, int rows, int cols)
+{
+	uint32_t op = OP_BEGIN(rt, FL_OP_EMPTY);
+	struct fl_tensor *t = calloc(1, sizeof(*t));
+	if (!t)
+		oom();
+	t->rows = rows;
+	t->cols = cols;
+	t->bytes = (size_t)rows * (size_t)cols * sizeof(float);
+	t->uncached = 1;
+	struct fl_backend *be = rt->be;
+	if (be && be->ops->alloc_uncached) {
+		t->data = be->ops->alloc_uncached(be, t->bytes);
+		t->dev = be->ops->alloc ? be : NULL; /* device memory where the backend has its own */
+		if (!t->data)
+			oom();
+	} else { /* the host allocator: fresh pages, faulted in now */
+		void *p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			oom();
+		memset(p, 0, t->bytes);
+		t->data = p;
+		t->mapped = 1;
+	}
+	fl_span_end(op);
+	return t;
+}
+
+uint16_t fl_float_to_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof(x));
+	uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+	if (exp == 0xffu) /* inf stays inf, NaN stays a (quiet) NaN */
+		return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+	int e = (int)exp - 127 + 15;
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00u); /* too large: inf */
+	if (e <= 0) { /* a subnormal half (or zero): value = h × 2^-24 */
+		if (e < -10)
+			return (uint16_t)sign;
+		man |= 0x800000u;
+		int shift = 14 - e;
+		uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+		if (rem > halfway || (rem == halfway && (h & 1u)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+		h++; /* a carry into the exponent is right, up to inf */
+	return (uint16_t)(sign | h);
+}
+
+float fl_half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, x;
+	if (exp == 0) {
+		float v = ldexpf((float)man, -24);
+		return sign ? -v : v;
+	}
+	if (exp == 31)
+		x = sign | 0x7f800000u | (man << 13);
+	else
+		x = sign | ((exp - 15 + 127) << 23) | (man << 13);
+	float f;
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+static void k_to_half(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	uint16_t *h = (uint16_t *)(void *)a->out;
+	for (size_t i = 0; i < n; i++)
+		h[i] = fl_float_to_half(a->a[i]);
+}
+
+static void k_to_float(const struct fl_kernel_args *a)
+{
+	size_t n = (size_t)a->m * (size_t)a->n;
+	const uint16_t *h = (const uint16_t *)(const void *)a->a;
+	for (size_t i = 0; i < n; i++)
+		a->out[i] = fl_half_to_float(h[i]);
+}
+
+static const struct fl_kernel K_TO_HALF = {"cast_float_to_half_kernel", k_to_half};
+static const struct fl_kernel K_TO_FLOAT = {"cast_half_to_float_kernel", k_to_float};
+
+/* x.to(dtype): to → _to_copy → empty_strided + copy_ (the conversion kernel) */
+static struct fl_tensor *cast(struct fl_rt *rt, const struct fl_tensor *x, int to_half)
+{
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	/* a half tensor's rows × cols halves fit in rows × ceil(cols / 2) floats */
+	struct fl_tensor *t = tensor_new(rt, x->rows, to_half ? (x->cols + 1) / 2 : x->cols);
+	t->cols = x->cols;
+	t->half = to_half;
+	fl_span_end(es);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
+	launch(rt, to_half ? &K_TO_HALF : &K_TO_FLOAT, &a);
+	fl_span_end(cp);
+	fl_span_end(tc);
+	fl_span_end(to);
+	return t;
+}
+
+struct fl_tensor *fl_rt_to_half(struct fl_rt *rt, const struct fl_tensor *x)
+{
+	return cast(rt, x, 1);
+}
+
+struct fl_tensor *fl_rt_to_float(struct fl_rt *rt, const struct fl_tensor *h)
+{
+	return cast(rt, h, 0);
 }
 
 uint32_t fl_rt_op_name(const char *name) { return fl_tracer_intern(name); }

@@ -46,6 +46,8 @@ struct fl_tensor {
 	size_t bytes;
 	int mapped;     /* storage came from mmap (FL_ALLOC_SYSTEM) */
 	struct fl_backend *dev; /* storage is device memory from this backend's alloc (NULL: host) */
+	int uncached;   /* storage from fl_rt_empty_uncached: freed at once, outside any cache */
+	int half;       /* elements are float16 (rows × cols halves; fl_rt_to_half) */
 };
 
 enum fl_rt_op {
@@ -60,11 +62,22 @@ enum fl_rt_op {
 
 enum fl_scalar_op { FL_SCALAR_ADD, FL_SCALAR_MUL, FL_SCALAR_SUB };
 
+/* What the batch's host-to-device copies did (fl_rt_randn). */
+struct fl_rt_copy_stats {
+	unsigned long async, blocking;  /* copies queued vs copies the host waited for */
+	uint64_t blocking_ns;           /* host time inside the blocking copies */
+	uint64_t bytes;
+};
+
 struct fl_rt {
 	struct fl_backend *be;
 	enum fl_alloc_policy alloc;
 	uint64_t rng[4];
 	uint32_t op_name[FL_OP_COUNT]; /* interned trace names */
+	/* 1: the batch goes to the device with a synchronous copy (cudaMemcpy)
+	 * instead of an asynchronous one */
+	int h2d_blocking;
+	struct fl_rt_copy_stats h2d;
 };
 
 /* Intern the op names (call before the recorded window). */
@@ -95,6 +108,23 @@ struct fl_tensor *fl_rt_empty(struct fl_rt *rt, int rows, int cols);
 void fl_rt_launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a);
 /* Set every element to zero (no op recorded; on the device: a memset on the compute stream). */
 void fl_rt_zero(struct fl_rt *rt, struct fl_tensor *t);
+/* Make every kernel launch do `fn` first (NULL: nothing): per-launch host work
+ * (argument checks, shape inference, building the launch descriptor), run by
+ * the backend as part of the launch (struct fl_backend, launch_work). */
+void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_kernel *k,
+						   const struct fl_kernel_args *a), void *arg);
+/* A tensor outside any caching allocator, recorded as an fl::empty op: on a
+ * backend with alloc_uncached its storage is fresh device memory (cudaMalloc),
+ * else fresh host pages (mmap, touched now). fl_tensor_free gives it back at
+ * once (cudaFree, which waits for the device; else munmap). */
+struct fl_tensor *fl_rt_empty_uncached(struct fl_rt *rt, int rows, int cols);
+/* x.to(float16) and h.to(float32): real conversions (round to nearest even),
+ * each an fl::to op with its kernel. A half tensor is only for fl_rt_to_float. */
+struct fl_tensor *fl_rt_to_half(struct fl_rt *rt, const struct fl_tensor *x);
+struct fl_tensor *fl_rt_to_float(struct fl_rt *rt, const struct fl_tensor *h);
+/* The float16 value nearest to x (ties to even), as its bit pattern, and back. */
+uint16_t fl_float_to_half(float x);
+float fl_half_to_float(uint16_t h);
 /* Intern an op name for fl_span_begin (before the window). */
 uint32_t fl_rt_op_name(const char *name);
 

@@ -560,9 +560,12 @@ START_TEST(test_vocabulary_wording)
 		{"fixes", "gradient bucketing", "overlap_comm"},
 		{"fixes", "rebalance data", "rebalance"},
 		/* lookalikes, decided in docs/grading.md ("Shared wordings") */
-		{"families", "kernel launch overhead", "op_storm"},  /* per-op cost of an op storm */
-		{"families", "launch overhead", "op_storm"},
-		{"families", "launch bound", "(none)"},               /* kept for launch_bound */
+		{"families", "kernel launch overhead", "(none)"},    /* both pay it per launch: the op count decides */
+		{"families", "launch overhead", "(none)"},
+		{"families", "launch bound", "launch_bound"},         /* its signature: kernels shorter than their launch */
+		{"families", "launch-bound", "launch_bound"},
+		{"families", "kernels shorter than their launch", "launch_bound"},
+		{"families", "too many tiny kernels", "op_storm"},     /* the count: op_storm */
 		{"families", "tiny kernels", "(none)"},               /* both rows: the count decides */
 		{"families", "slow all-reduce", "(none)"},            /* straggler or comm_bound */
 		{"families", "communication bound", "comm_bound"},
@@ -571,7 +574,14 @@ START_TEST(test_vocabulary_wording)
 		{"families", "pause", "(none)"},
 		{"families", "periodic stall", "periodic_host_stall"},
 		{"families", "idle gpu", "(none)"},
-		{"fixes", "cuda graphs", "fusion"},                  /* named by op_storm's fix row */
+		{"fixes", "cuda graphs", "cuda_graphs"},             /* launch_bound's fix: same ops, cheaper launches */
+		{"fixes", "fuse the ops", "fusion"},
+		{"fixes", "pin memory and non_blocking=True", "pinned_async_copy"},
+		{"fixes", "preallocate the workspace", "preallocate"},
+		{"fixes", "widen the autocast region", "autocast_scope"},
+		{"families", "blocking memcpy", "blocking_h2d"},
+		{"families", "cudaMalloc/cudaFree", "alloc_stall"},
+		{"families", "fp16 casts", "dtype_casts"},
 		{"fixes", "prefetch", "loader_parallelism"},
 		{"fixes", "backward prefetch", "overlap_comm"},
 		{"fixes", "async", "(none)"},
@@ -590,7 +600,8 @@ START_TEST(test_vocabulary_wording)
 					      "straggler", "sync_stall", "unoverlapped_comm", "healthy",
 					      "checkpoint_stall", "loader_parallelism", "fusion", "async_offload",
 					      "gc_control", "rebalance", "defer_host_reads", "overlap_comm", "none",
-					      "async_checkpoint", NULL};
+					      "async_checkpoint", "launch_bound", "alloc_stall", "blocking_h2d", "dtype_casts",
+					      "cuda_graphs", "preallocate", "pinned_async_copy", "autocast_scope", NULL};
 	for (const char *const *c = covered; *c; c++) {
 		size_t n = 0;
 		for (size_t v = 0; fl_vocabularies[v]; v++)

@@ -10,6 +10,8 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
        tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
        tracecheck.py catalog_b OUT_DIR      # recompile, checkpoint, DVFS, optimizer (see catalog_b())
+       tracecheck.py catalog OUT_DIR        # launch_bound, alloc_stall, blocking_h2d, dtype_casts
+                                            # (see catalog(); FL_TIMING_CHECKS=0 keeps the exact counts only)
 """
 import gzip
 import json
@@ -620,9 +622,111 @@ def catalog_b(out):
         check(len(ops) == 1, "lab-inference: the same op count in every step (%s)" % sorted(ops))
 
 
+# ---- catalog signatures: launch_bound, alloc_stall, blocking_h2d, dtype_casts ----
+
+def recorded_instances(truth_path):
+    t = json.load(open(truth_path))
+    return t, {i["step"]: i for i in t["faults"][0]["instances"] if i["recorded"]}
+
+
+def per_step(t, pred):
+    """{step: [events of the step (host row) that pred accepts]}"""
+    return {n: [e for e in t.x if pred(e) and t.in_step(s, e)] for n, s in t.steps}
+
+
+def catalog(out):
+    """Signatures of the scenarios serving-a/-b/-healthy, workspace-a, feed-a/-healthy, layers-a."""
+    timing = os.environ.get("FL_TIMING_CHECKS", "1") != "0"
+    def rt(name):
+        return lambda e: e["cat"] == "cuda_runtime" and e["name"] == name
+    def f(name):
+        return os.path.join(out, name)
+    healthy = DeviceTrace(f("lab-serving-healthy.json.gz"))
+    hops = healthy.ops_in_step()
+
+    def short_share(t):
+        launch = {e["args"]["correlation"]: e for e in t.x if e["cat"] == "cuda_runtime" and e["name"] == "cudaLaunchKernel"}
+        ks = [k for k in t.kernels if k["args"]["correlation"] in launch]
+        return sum(1 for k in ks if k["dur"] < launch[k["args"]["correlation"]]["dur"]) / max(1, len(ks))
+
+    # launch_bound (serving-a) vs healthy and vs its lookalike op_storm (serving-b)
+    a = DeviceTrace(f("lab-serving-a.json.gz"))
+    b = DeviceTrace(f("lab-serving-b.json.gz"))
+    truth, inst = recorded_instances(f("lab-serving-a.truth.json"))
+    us = truth["faults"][0]["params"]["us"]
+    aops, bops = a.ops_in_step(), b.ops_in_step()
+    check(set(aops.values()) == set(hops.values()) and len(set(aops.values())) == 1,
+          "launch_bound: ops per step %s == healthy %s (the op count is unchanged)"
+          % (sorted(set(aops.values())), sorted(set(hops.values()))))
+    check(min(bops.values()) >= 5 * max(hops.values()),
+          "op_storm lookalike: ops per step %d >= 5x healthy %d" % (min(bops.values()), max(hops.values())))
+    launches = {n: len(v) for n, v in per_step(a, rt("cudaLaunchKernel")).items()}
+    check(all(inst[n]["launches"] == launches[n] for n in launches) and sorted(inst) == sorted(launches),
+          "launch_bound: the truth's launches per step match the trace's cudaLaunchKernel calls (%s)"
+          % sorted(set(launches.values())))
+    if timing:
+        sa, sh = short_share(a), short_share(healthy)
+        check(sa >= 0.8, "launch_bound: %.0f%% of kernels are shorter than their launch call (>= 80%%)" % (100 * sa))
+        check(sh <= 0.2, "healthy: %.0f%% of kernels are shorter than their launch call (<= 20%%)" % (100 * sh))
+        dev = union([(e["ts"], e["ts"] + e["dur"]) for e in a.x if e["cat"] in ("kernel", "gpu_memcpy")])
+        idle = median([1 - length(clip(dev, s["ts"], s["ts"] + s["dur"])) / s["dur"] for _, s in a.steps])
+        check(idle >= 0.6, "launch_bound: the device idles %.0f%% of the step (median; >= 60%%)" % (100 * idle))
+        ld = median([e["dur"] for e in a.x if rt("cudaLaunchKernel")(e)])
+        check(ld >= 0.8 * us, "launch_bound: cudaLaunchKernel median %.1f us >= 0.8 x the truth's %g us" % (ld, us))
+
+    # alloc_stall (workspace-a)
+    w = DeviceTrace(f("lab-inference-w.json.gz"))
+    truth, inst = recorded_instances(f("lab-inference-w.truth.json"))
+    mallocs = {n: len(v) for n, v in per_step(w, rt("cudaMalloc")).items()}
+    frees = per_step(w, rt("cudaFree"))
+    check(sorted(inst) == sorted(mallocs) and all(mallocs[n] == len(frees[n]) == inst[n]["measured"] for n in mallocs),
+          "alloc_stall: cudaMalloc and cudaFree per step == the truth's allocations (%s)" % sorted(set(mallocs.values())))
+    check(not any(rt("cudaMalloc")(e) or rt("cudaFree")(e) for e in healthy.x),
+          "healthy: no cudaMalloc/cudaFree inside the window")
+    comp = sorted((k["ts"], k["ts"] + k["dur"]) for k in w.kernels)
+    idle_ok = all(not any(x < e["ts"] + e["dur"] - 0.001 < y for x, y in comp) for v in frees.values() for e in v)
+    check(idle_ok, "alloc_stall: the device is idle when each cudaFree returns (it waited for the device)")
+
+    # blocking_h2d (feed-a vs feed-healthy)
+    c = DeviceTrace(f("lab-inference-f.json.gz"))
+    c0 = DeviceTrace(f("lab-inference-f0.json.gz"))
+    truth, inst = recorded_instances(f("lab-inference-f.truth.json"))
+    sync = per_step(c, rt("cudaMemcpy"))
+    check(all(len(v) == 1 == inst[n]["measured"] for n, v in sync.items()) and sorted(inst) == sorted(sync),
+          "blocking_h2d: one blocking cudaMemcpy per step, as the truth says")
+    check(not any(rt("cudaMemcpy")(e) for e in c0.x), "healthy feed: no blocking cudaMemcpy (the batch copy is async)")
+    copies = {e["args"]["correlation"]: e for e in c.x if e["cat"] == "gpu_memcpy"}
+    ok = True
+    for n, s in c.steps:
+        for e in sync[n]:
+            d = copies.get(e["args"]["correlation"])
+            ok &= d is not None and d["name"] == "Memcpy HtoD (Pageable -> Device)"
+            ok &= d is not None and d["ts"] + d["dur"] <= e["ts"] + e["dur"] + 0.001
+            first = [l["ts"] for l in c.x if rt("cudaLaunchKernel")(l) and c.in_step(s, l)]
+            ok &= d is not None and (not first or min(first) >= d["ts"] + d["dur"] - 0.001)
+    check(ok, "blocking_h2d: each cudaMemcpy's Memcpy HtoD (Pageable -> Device) ends before the call returns, "
+          "and the step's first launch waits behind it")
+
+    # dtype_casts (layers-a)
+    d = DeviceTrace(f("lab-training-l.json.gz"))
+    truth, inst = recorded_instances(f("lab-training-l.truth.json"))
+    def casts(t):
+        return {n: sum(1 for k in t.kernels if k["name"].startswith("cast_") and s["ts"] <= k["ts"] < s["ts"] + s["dur"] + 1e6
+                       and any(l["args"].get("correlation") == k["args"]["correlation"] for l in t.x
+                               if l["cat"] == "cuda_runtime" and t.in_step(s, l)))
+                for n, s in t.steps}
+    dc = casts(d)
+    check(sorted(inst) == sorted(dc) and all(dc[n] == inst[n]["measured"] == inst[n]["requested"] for n in dc),
+          "dtype_casts: cast kernels per step == the truth's casts (%s)" % sorted(set(dc.values())))
+    tos = {n: len(v) for n, v in per_step(d, lambda e: e["cat"] == "cpu_op" and e["name"] == "fl::to").items()}
+    check(all(tos[n] == dc[n] + 1 for n in tos),
+          "dtype_casts: one fl::to op per cast, plus the batch's own .to(device) (%s)" % sorted(set(tos.values())))
+    check(not any(k["name"].startswith("cast_") for k in healthy.kernels), "healthy: no cast kernels")
+
+
 def main():
     cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank,
-            "catalog_b": catalog_b}
+            "catalog": catalog, "catalog_b": catalog_b}
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -379,6 +379,34 @@ START_TEST(each_op_records_its_anatomy)
 }
 END_TEST
 
+/* float16 conversions: round to nearest even, subnormals, overflow, specials */
+START_TEST(half_conversions_round_to_nearest_even)
+{
+	ck_assert_uint_eq(fl_float_to_half(1.0f), 0x3c00);
+	ck_assert_uint_eq(fl_float_to_half(-2.0f), 0xc000);
+	ck_assert_uint_eq(fl_float_to_half(65504.0f), 0x7bff);   /* the largest half */
+	ck_assert_uint_eq(fl_float_to_half(65520.0f), 0x7c00);   /* halfway to 2^16: rounds to inf */
+	ck_assert_uint_eq(fl_float_to_half(1e9f), 0x7c00);
+	ck_assert_uint_eq(fl_float_to_half(0x1p-24f), 0x0001);   /* the smallest subnormal */
+	ck_assert_uint_eq(fl_float_to_half(0x1p-25f), 0x0000);   /* halfway to it: ties to even (0) */
+	ck_assert_uint_eq(fl_float_to_half(0x1.8p-24f), 0x0002); /* 1.5 ulp: ties to even (2) */
+	ck_assert_uint_eq(fl_float_to_half(1.0f + 0x1p-11f), 0x3c00);        /* tie: stays even */
+	ck_assert_uint_eq(fl_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);    /* tie: up to even */
+	ck_assert_uint_eq(fl_float_to_half(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); /* above the tie */
+	ck_assert_uint_eq(fl_float_to_half(INFINITY), 0x7c00);
+	ck_assert(isnan(fl_half_to_float(fl_float_to_half(NAN))));
+	ck_assert(fl_half_to_float(0x0001) == 0x1p-24f);
+	ck_assert(fl_half_to_float(0x7bff) == 65504.0f);
+	ck_assert(fl_half_to_float(0xc000) == -2.0f);
+	/* every half survives the round trip */
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+			continue; /* NaNs */
+		ck_assert_uint_eq(fl_float_to_half(fl_half_to_float((uint16_t)h)), h);
+	}
+}
+END_TEST
+
 static Suite *tensor_suite(void)
 {
 	Suite *s = suite_create("tensor");
@@ -389,6 +417,7 @@ static Suite *tensor_suite(void)
 	tcase_add_loop_test(tc, randn_is_standard_normal, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, seed_makes_data_deterministic, 0, N_CONFIGS);
 	tcase_add_test(tc, policy_names);
+	tcase_add_test(tc, half_conversions_round_to_nearest_even);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("recorded");
