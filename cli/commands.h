@@ -48,6 +48,9 @@ enum fl_status fl_cmd_grade(int argc, char **argv);
 extern const char fl_validate_usage[];
 extern const struct fl_opt fl_validate_opts[];
 enum fl_status fl_cmd_validate(int argc, char **argv);
+extern const char fl_diagnose_usage[];
+extern const struct fl_opt fl_diagnose_opts[];
+enum fl_status fl_cmd_diagnose(int argc, char **argv);
 
 /* run and regen: where a scenario's trace and truth went, and its step times. */
 struct fl_scenario;
