@@ -2,8 +2,10 @@
  * alone (grader/analysis/diagnose.h), with evidence and a narration. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
+#include "common/jsonutil.h"
 #include "grader/analysis/diagnose.h"
 
 const char fl_diagnose_usage[] =
@@ -65,4 +67,50 @@ enum fl_status fl_cmd_diagnose(int argc, char **argv)
 	free(base);
 	fl_args_release(&a);
 	return st;
+}
+
+/* run --check: diagnose what was just written and warn (stderr) when the
+ * injected families (the truth's answer key, read here only to compare; the
+ * diagnosis never sees it) are not what diagnose finds. Never fails the run. */
+void fl_diagnose_check(const char *truth_path, const char *const *traces, size_t n)
+{
+	cJSON *truth = NULL, *d = NULL;
+	if (fl_json_load(truth_path, &truth) != FL_OK) {
+		fprintf(stderr, "faultline: check: cannot read %s: %s\n", truth_path, fl_error_msg());
+		return;
+	}
+	if (fl_diagnose(traces, n, NULL, 0, &d) != FL_OK) {
+		fprintf(stderr, "faultline: check: cannot diagnose the trace: %s\n", fl_error_msg());
+		cJSON_Delete(truth);
+		return;
+	}
+	const cJSON *fams =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(truth, "answer_key"), "families");
+	const char *top = fl_diagnose_top(d);
+	int nf = cJSON_GetArraySize(fams), ok = 1;
+	const cJSON *it;
+	if (nf == 1 && cJSON_IsString(cJSON_GetArrayItem(fams, 0))) {
+		const char *want = cJSON_GetArrayItem(fams, 0)->valuestring;
+		if (strcmp(want, top)) {
+			ok = 0;
+			if (!strcmp(want, "healthy"))
+				fprintf(stderr, "faultline: check: warning: a healthy run is diagnosed as %s\n", top);
+			else
+				fprintf(stderr, "faultline: check: warning: %s was injected but the top finding is %s\n", want,
+					top);
+		}
+	} else {
+		cJSON_ArrayForEach(it, fams)
+			if (cJSON_IsString(it) && !fl_diagnose_has(d, it->valuestring)) {
+				ok = 0;
+				fprintf(stderr, "faultline: check: warning: %s was injected but diagnose does not find it (top: %s)\n",
+					it->valuestring, top);
+			}
+	}
+	if (ok)
+		fprintf(stderr, "faultline: check: diagnosed as %s, as injected\n", top);
+	else
+		fl_diagnose_print(stderr, d);
+	cJSON_Delete(d);
+	cJSON_Delete(truth);
 }
