@@ -52,7 +52,8 @@ struct dg_span {
 	uint32_t name;
 	double *dur;     /* total length per step (outermost occurrences), 0 when absent */
 	double *ops_us;  /* time in outermost ops under it */
-	double *gap;     /* the longest stretch under it with no op running */
+	double *gap;     /* the longest stretch under it with no op on its thread, less
+			  * what ran meanwhile on other threads or the device */
 	int *count;
 	int n_present;   /* steps in which it occurs */
 	double first_pos; /* mean start within the step, as a fraction of the step */
@@ -72,6 +73,8 @@ struct dg_trace {
 	int n_spans;
 	/* whole-trace device figures */
 	double comp_us, comm_us, overlap_us, dev_span_us;
+	/* tiny outermost ops: share of them the 3 most frequent names hold */
+	double tiny_top3_share;
 	int n_comm;
 	uint64_t main_thread;
 	enum fl_status st_read;

@@ -383,6 +383,31 @@ static void build(struct dg_trace *t)
 			t->dev_span_us = all.b[all.n - 1] - all.a[0];
 	}
 
+	/* busy anywhere: ops of every host thread and every device event; a
+	 * stretch of the step's thread with none of them is a wait */
+	struct ivs busy = {0};
+	{
+		struct dg_ev *d = malloc(sizeof(*d) * (t->n_ev ? t->n_ev : 1));
+		if (!d)
+			abort();
+		size_t nd = 0;
+		for (size_t q = 0; q < t->n_ev; q++)
+			if (t->ev[q].kind == DG_OP || t->ev[q].kind >= DG_KCOMP) {
+				d[nd] = t->ev[q];
+				d[nd++].thread = 0;
+			}
+		qsort(d, nd, sizeof(*d), cmp_ev);
+		for (size_t q = 0; q < nd; q++)
+			ivs_add(&busy, d[q].ts, d[q].end);
+		free(d);
+		ivs_merge(&busy);
+	}
+
+	uint32_t n_names = fl_strtab_count(t->st);
+	uint32_t *tiny_by_name = calloc(n_names ? n_names : 1, sizeof(uint32_t));
+	if (!tiny_by_name)
+		abort();
+
 	/* per step, on the main thread */
 	size_t i = m0;
 	for (int k = 0; k < t->n_steps; k++) {
@@ -417,6 +442,8 @@ static void build(struct dg_trace *t)
 					if (e->end - e->ts < TINY_OP_US) {
 						s->n_tiny++;
 						s->tiny_us += e->end - e->ts;
+						if (e->name < n_names)
+							tiny_by_name[e->name]++;
 					}
 					top_end = e->end;
 				}
@@ -465,19 +492,25 @@ static void build(struct dg_trace *t)
 				sp->count[k]++;
 				sp->first_pos += s->dur > 0 ? (e->ts - lo) / s->dur : 0;
 				/* outermost ops under the span */
-				double oe = -INFINITY, prev = e->ts, gap = 0;
+				double oe = -INFINITY, prev = e->ts, gap = 0, ga = e->ts;
 				for (size_t r = q + 1; r < j && t->ev[r].ts < e->end; r++)
 					if (t->ev[r].kind == DG_OP && t->ev[r].ts >= oe) {
 						double a = t->ev[r].ts, b = t->ev[r].end < e->end ? t->ev[r].end : e->end;
 						if (b > a)
 							sp->ops_us[k] += b - a;
-						if (a - prev > gap)
+						if (a - prev > gap) {
 							gap = a - prev;
+							ga = prev;
+						}
 						prev = b > prev ? b : prev;
 						oe = t->ev[r].end;
 					}
-				if (ee - prev > gap)
+				if (ee - prev > gap) {
 					gap = ee - prev;
+					ga = prev;
+				}
+				/* less what ran meanwhile on other threads or the device */
+				gap -= ivs_len(&busy, ga, ga + gap);
 				if (gap > sp->gap[k])
 					sp->gap[k] = gap;
 			}
@@ -496,7 +529,27 @@ static void build(struct dg_trace *t)
 		if (tot)
 			sp->first_pos /= tot;
 	}
+	{
+		uint32_t b[3] = {0, 0, 0};
+		uint64_t tot = 0;
+		for (uint32_t q = 0; q < n_names; q++) {
+			uint32_t c = tiny_by_name[q];
+			tot += c;
+			if (c > b[0]) {
+				b[2] = b[1];
+				b[1] = b[0];
+				b[0] = c;
+			} else if (c > b[1]) {
+				b[2] = b[1];
+				b[1] = c;
+			} else if (c > b[2])
+				b[2] = c;
+		}
+		t->tiny_top3_share = tot ? (double)(b[0] + b[1] + b[2]) / (double)tot : 0;
+		free(tiny_by_name);
+	}
 	ivs_free(&all);
+	ivs_free(&busy);
 	ivs_free(&comp);
 	ivs_free(&comm);
 	/* events are no longer needed */

@@ -17,12 +17,17 @@
 #define STALL_MIN_US 50.0    /* a long span's excess: at least this, */
 #define STALL_REL_STEP 0.10  /* ... this share of the short step, */
 #define STALL_SEPARATION 2.0 /* ... and this many times the largest short excess */
+#define STALL_WAITING 0.5    /* ... and at least half of the excess is waiting */
 #define GC_CHURN 0.30        /* unattributed host time in short steps (allocation churn) */
 #define GC_GROWTH 0.20       /* pause growth first → last */
 #define STORM_TINY 64.0      /* outermost ops < 50 µs per step, without a baseline */
+#define STORM_TINY_SHARE 0.25 /* ... taking at least this share of the step, */
+#define STORM_REPEAT 0.80     /* ... or this share of them with 3 names (one op shredded) */
 #define STORM_RATIO 2.0      /* ops per step against a baseline */
 #define SYNC_STEPS 0.75      /* share of steps with a mid-step sync */
+#define SYNC_COST 0.05       /* host wait in them + device idle around them, share of step */
 #define STRAGGLER_RATIO 1.3  /* compute time against the median of the other ranks */
+#define STRAGGLER_WAIT 0.9   /* its comm time at most this share of the others' median */
 #define OVERLAP_LOW 25.0     /* comm/compute overlap %, on every rank */
 
 static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
@@ -215,9 +220,9 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 	for (int q = 0; q < t->n_spans; q++) {
 		const struct dg_span *sp = &t->spans[q];
 		double base = lower_quartile(sp->dur, n);
-		double thr = fmax(fmax(STALL_MIN_US, STALL_REL_STEP * sbase), base);
+		double thr = fmax(STALL_MIN_US, STALL_REL_STEP * sbase);
 		int nl = 0;
-		double max_short = 0, min_long = INFINITY, lost = 0, ops_long = 0, dur_long = 0;
+		double max_short = 0, min_long = INFINITY, lost = 0, ops_long = 0, dur_long = 0, wait_long = 0;
 		for (int k = 0; k < n; k++) {
 			ex[k] = sp->dur[k] - base;
 			if (ex[k] >= thr) {
@@ -227,10 +232,14 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 				lost += ex[k];
 				ops_long += sp->ops_us[k];
 				dur_long += sp->dur[k];
+				wait_long += sp->gap[k];
 			} else if (ex[k] > max_short)
 				max_short = ex[k];
 		}
 		if (nl < 2 || nl == n || min_long < STALL_SEPARATION * max_short)
+			continue;
+		/* the extra time is a wait (nothing runs), not more work */
+		if (wait_long < STALL_WAITING * lost)
 			continue;
 		/* period and phase from the step numbers */
 		int best_p = 0, best_o = 0;
@@ -322,6 +331,7 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 		addn(f->evidence, "period_match", best_j);
 		addn(f->evidence, "excess_ms_mean", mean_ex / 1000);
 		addn(f->evidence, "ops_ms_under_long", ops_long / 1000);
+		addn(f->evidence, "waiting_ms_under_long", wait_long / 1000);
 		addn(f->evidence, "share_of_run_time", lost_share);
 		cJSON_AddBoolToObject(f->evidence, "span_only_in_long_steps", only_long);
 		addn(f->evidence, "growth_first_to_last", growth);
@@ -369,7 +379,8 @@ static void rule_opstorm(const struct dg_trace *t, const struct dg_trace *b, siz
 			return;
 		score = ramp(ratio, STORM_RATIO, 10);
 	} else {
-		if (tiny < STORM_TINY)
+		if (tiny < STORM_TINY ||
+		    (p50 > 0 && tiny_us / p50 < STORM_TINY_SHARE && t->tiny_top3_share < STORM_REPEAT))
 			return;
 		score = ramp(tiny, STORM_TINY, 320);
 	}
@@ -394,6 +405,8 @@ static void rule_opstorm(const struct dg_trace *t, const struct dg_trace *b, siz
 	addn(f->evidence, "outermost_ops_per_step", top);
 	addn(f->evidence, "tiny_ops_per_step", tiny);
 	addn(f->evidence, "tiny_ops_ms_per_step", tiny_us / 1000);
+	addn(f->evidence, "tiny_ops_share_of_step", p50 > 0 ? tiny_us / p50 : 0);
+	addn(f->evidence, "tiny_ops_top3_names_share", t->tiny_top3_share);
 	if (bops > 0) {
 		addn(f->evidence, "baseline_ops_per_step", bops);
 		addn(f->evidence, "ops_ratio", ops / bops);
@@ -412,7 +425,9 @@ static void rule_sync(const struct dg_trace *t, struct dg_findings *fs)
 	if (with < SYNC_STEPS * n)
 		return;
 	double mid = med_field(t, 4), idle_share = med_field(t, 5), idle_us = med_field(t, 6);
-	double sync_us = med_field(t, 7);
+	double sync_us = med_field(t, 7), p50 = step_p50(t);
+	if (p50 > 0 && (sync_us + idle_us) / p50 < SYNC_COST)
+		return;
 	double sc = ramp(idle_share, 0, 0.3), sc2 = ramp(mid, 0.5, 6);
 	struct dg_finding *f = dg_add(fs, "sync_stall", "defer_host_reads", sc > sc2 ? sc : sc2);
 	f->lost_us = idle_us;
@@ -460,10 +475,21 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	if (med <= 0)
 		return;
 	double ratio = t[c].comp_us / med;
+	/* it waits least: its communication is the shortest, and clearly so */
 	int least_wait = 1;
+	double *w = malloc(sizeof(double) * n);
+	if (!w)
+		abort();
+	m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (i != c && t[i].comm_us < t[c].comm_us * 0.98)
-			least_wait = 0;
+		if (i != c) {
+			w[m++] = t[i].comm_us;
+			if (t[i].comm_us < t[c].comm_us)
+				least_wait = 0;
+		}
+	if (t[c].comm_us > STRAGGLER_WAIT * dg_median(w, (int)m))
+		least_wait = 0;
+	free(w);
 	if (ratio < STRAGGLER_RATIO || (t[c].n_comm && !least_wait))
 		return;
 	struct dg_finding *f = dg_add(fs, "straggler", "rebalance", ramp(ratio, STRAGGLER_RATIO, 2.5));
