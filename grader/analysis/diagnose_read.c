@@ -383,7 +383,8 @@ static void build(struct dg_trace *t)
 			t->dev_span_us = all.b[all.n - 1] - all.a[0];
 	}
 
-	/* busy anywhere: ops of every host thread and every device event; a
+	/* busy anywhere: ops of every host thread and every device event but
+	 * communication (a collective waiting for its peers is no work); a
 	 * stretch of the step's thread with none of them is a wait */
 	struct ivs busy = {0};
 	{
@@ -392,7 +393,7 @@ static void build(struct dg_trace *t)
 			abort();
 		size_t nd = 0;
 		for (size_t q = 0; q < t->n_ev; q++)
-			if (t->ev[q].kind == DG_OP || t->ev[q].kind >= DG_KCOMP) {
+			if (t->ev[q].kind == DG_OP || (t->ev[q].kind >= DG_KCOMP && t->ev[q].kind != DG_KCOMM)) {
 				d[nd] = t->ev[q];
 				d[nd++].thread = 0;
 			}

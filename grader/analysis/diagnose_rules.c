@@ -27,6 +27,7 @@
 #define SYNC_STEPS 0.75      /* share of steps with a mid-step sync */
 #define SYNC_COST 0.05       /* host wait in them + device idle around them, share of step */
 #define STRAGGLER_RATIO 1.3  /* compute time against the median of the other ranks */
+#define STRAGGLER_CLEAR 1.5  /* a compute ratio this large needs only the shortest wait */
 #define STRAGGLER_WAIT 0.9   /* its comm time at most this share of the others' median */
 #define OVERLAP_LOW 25.0     /* comm/compute overlap %, on every rank */
 
@@ -219,12 +220,15 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 		total += sd[k];
 	for (int q = 0; q < t->n_spans; q++) {
 		const struct dg_span *sp = &t->spans[q];
-		double base = lower_quartile(sp->dur, n);
+		/* the signal is the wait under the span (no op on its thread, nothing
+		 * on other threads or the device): more work in a step is no stall */
+		const double *v = sp->gap;
+		double base = lower_quartile(v, n);
 		double thr = fmax(STALL_MIN_US, STALL_REL_STEP * sbase);
 		int nl = 0;
 		double max_short = 0, min_long = INFINITY, lost = 0, ops_long = 0, dur_long = 0, wait_long = 0;
 		for (int k = 0; k < n; k++) {
-			ex[k] = sp->dur[k] - base;
+			ex[k] = v[k] - base;
 			if (ex[k] >= thr) {
 				L[nl++] = k;
 				if (ex[k] < min_long)
@@ -316,7 +320,7 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 				 "disable automatic collection in the loop and collect at a step boundary, or cut the allocation churn");
 		} else {
 			snprintf(f->summary, sizeof f->summary,
-				 "`%s` is %.3f ms longer in steps %s -> %s, with no op under it (%.3f ms of ops)", name,
+				 "`%s` waits %.3f ms longer in steps %s -> %s, with no op under it (%.3f ms of ops)", name,
 				 mean_ex / 1000, st, per, ops_long / 1000);
 			snprintf(f->confirm, sizeof f->confirm,
 				 "`%s` is long only in steps %s (%s, %.3f ms each) and runs no op meanwhile: the host "
@@ -475,7 +479,7 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	if (med <= 0)
 		return;
 	double ratio = t[c].comp_us / med;
-	/* it waits least: its communication is the shortest, and clearly so */
+	/* it waits least: its communication is the shortest */
 	int least_wait = 1;
 	double *w = malloc(sizeof(double) * n);
 	if (!w)
@@ -487,7 +491,8 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 			if (t[i].comm_us < t[c].comm_us)
 				least_wait = 0;
 		}
-	if (t[c].comm_us > STRAGGLER_WAIT * dg_median(w, (int)m))
+	/* a clear compute gap needs only the shortest wait; a small one a clearly shorter wait */
+	if (ratio < STRAGGLER_CLEAR && t[c].comm_us > STRAGGLER_WAIT * dg_median(w, (int)m))
 		least_wait = 0;
 	free(w);
 	if (ratio < STRAGGLER_RATIO || (t[c].n_comm && !least_wait))
