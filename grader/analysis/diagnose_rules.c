@@ -18,11 +18,12 @@
 #define STALL_REL_STEP 0.10  /* ... this share of the short step, */
 #define STALL_SEPARATION 2.0 /* ... and this many times the largest short excess */
 #define STALL_WAITING 0.5    /* ... and at least half of the excess is waiting */
+#define STALL_MATCH 0.6      /* long steps matching a period (Jaccard) at least */
 #define GC_CHURN 0.30        /* unattributed host time in short steps (allocation churn) */
 #define GC_GROWTH 0.20       /* pause growth first → last */
 #define STORM_TINY 64.0      /* outermost ops < 50 µs per step, without a baseline */
 #define STORM_TINY_SHARE 0.25 /* ... taking at least this share of the step, */
-#define STORM_REPEAT 0.80     /* ... or this share of them with 3 names (one op shredded) */
+#define STORM_REPEAT 0.70     /* ... or this share of them with 3 names (one op shredded) */
 #define STORM_RATIO 2.0      /* ops per step against a baseline */
 #define SYNC_STEPS 0.75      /* share of steps with a mid-step sync */
 #define SYNC_COST 0.05       /* host wait in them + device idle around them, share of step */
@@ -147,16 +148,26 @@ static void rule_starvation(const struct dg_trace *t, struct dg_findings *fs)
 		const struct dg_span *sp = &t->spans[q];
 		if (sp->n_present < STARVE_STEPS * n)
 			continue;
-		int over = 0;
 		for (int k = 0; k < n; k++) {
-			double d = t->steps[k].dur > 0 ? t->steps[k].dur : 1;
+			/* the step less the other spans' waits: a periodic stall
+			 * elsewhere must not hide the loader */
+			double other = 0;
+			for (int r = 0; r < t->n_spans; r++)
+				if (r != q && t->spans[r].gap[k] > other)
+					other = t->spans[r].gap[k];
+			double d = t->steps[k].dur - other;
+			if (d <= 0)
+				d = t->steps[k].dur > 0 ? t->steps[k].dur : 1;
 			idle[k] = sp->gap[k]; /* one stretch with no op: a wait, not gaps between ops */
 			w[k] = idle[k] / d;
 			sh[k] = sp->dur[k] / d;
 			ops[k] = sp->ops_us[k];
-			over += w[k] >= STARVE_WAIT;
 		}
-		double mw = dg_median(w, n);
+		double mw = dg_median(w, n), mi = dg_median(idle, n);
+		/* in every step: the wait is there (half the median wait or more) */
+		int over = 0;
+		for (int k = 0; k < n; k++)
+			over += idle[k] >= 0.5 * mi && idle[k] > 0;
 		if (mw < STARVE_WAIT || over < STARVE_STEPS * n)
 			continue;
 		const char *name = dg_str(t, sp->name);
@@ -264,9 +275,12 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 				best_o = o;
 			}
 		}
+		/* irregular long waits (load, one-off events) are no period */
+		if (best_j < STALL_MATCH)
+			continue;
 		const char *name = dg_str(t, sp->name);
 		double lost_share = total > 0 ? lost / total : 0;
-		double score = ramp(lost_share, 0, 0.25) * (best_j >= 0.999 ? 1.0 : best_j >= 0.6 ? 0.85 : 0.7);
+		double score = ramp(lost_share, 0, 0.25) * (best_j >= 0.999 ? 1.0 : 0.85);
 		/* a pause that does work vs a sleep in a phase */
 		int only_long = sp->n_present == nl;
 		double churn = 0;
@@ -429,8 +443,23 @@ static void rule_sync(const struct dg_trace *t, struct dg_findings *fs)
 	if (with < SYNC_STEPS * n)
 		return;
 	double mid = med_field(t, 4), idle_share = med_field(t, 5), idle_us = med_field(t, 6);
-	double sync_us = med_field(t, 7), p50 = step_p50(t);
-	if (p50 > 0 && (sync_us + idle_us) / p50 < SYNC_COST)
+	double sync_us = med_field(t, 7);
+	/* their cost against the step's time outside its longest wait (a
+	 * starving loader must not hide the syncs) */
+	double *c = malloc(sizeof(double) * (size_t)n);
+	if (!c)
+		abort();
+	for (int k = 0; k < n; k++) {
+		double w = 0;
+		for (int q = 0; q < t->n_spans; q++)
+			if (t->spans[q].gap[k] > w)
+				w = t->spans[q].gap[k];
+		double d = t->steps[k].dur - w;
+		c[k] = d > 0 ? (t->steps[k].sync_us + t->steps[k].sync_idle_us) / d : 0;
+	}
+	double cost = dg_median(c, n);
+	free(c);
+	if (cost < SYNC_COST)
 		return;
 	double sc = ramp(idle_share, 0, 0.3), sc2 = ramp(mid, 0.5, 6);
 	struct dg_finding *f = dg_add(fs, "sync_stall", "defer_host_reads", sc > sc2 ? sc : sc2);
@@ -450,6 +479,7 @@ static void rule_sync(const struct dg_trace *t, struct dg_findings *fs)
 	addn(f->evidence, "sync_ms_per_step", sync_us / 1000);
 	addn(f->evidence, "device_idle_ms_per_step", idle_us / 1000);
 	addn(f->evidence, "device_idle_share_of_step", idle_share);
+	addn(f->evidence, "cost_share_of_busy_step", cost);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -469,9 +499,11 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	double *o = malloc(sizeof(double) * n);
 	if (!o)
 		abort();
+	/* against the other rank (2 ranks) or the median rank (3 or more: two
+	 * slow ranks and one fast are no straggler) */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (i != c)
+		if (i != c || n >= 3)
 			o[m++] = t[i].comp_us;
 	qsort(o, m, sizeof(double), cmp_dbl);
 	double med = dg_median(o, (int)m);
