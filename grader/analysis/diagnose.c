@@ -55,7 +55,12 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 		cJSON_AddItemToArray(arr, cJSON_CreateString(s.buf)); \
 		strbuf_reset(&s);                                     \
 	} while (0)
-	if (t[0].has_steps)
+	int any = 0;
+	for (size_t i = 0; i < n; i++)
+		any |= t[i].n_steps > 0;
+	if (!any)
+		strbuf_addf(&s, "The trace has no host events, so there is no step time to read.");
+	else if (t[0].has_steps)
 		strbuf_addf(&s, "Steps take %.3f ms at the median (%d step%s%s).", p50 / 1000, steps, steps == 1 ? "" : "s",
 			    n > 1 ? ", the median over the ranks" : "");
 	else
@@ -70,6 +75,8 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 	else if (f)
 		strbuf_addf(&s, "About %.3f ms of each step (%.0f%%) is lost to one cause.", f->lost_us / 1000,
 			    p50 > 0 ? 100 * f->lost_us / p50 : 0);
+	else if (!any)
+		strbuf_addf(&s, "Without host events no gap can be measured.");
 	else
 		strbuf_addf(&s, "No gap stands out: no span waits, no step is long, and the device rows show nothing "
 				"exposed.");
@@ -79,6 +86,8 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 	SENT();
 	if (f)
 		strbuf_addf(&s, "The signature is %s: %s.", f->family, f->summary);
+	else if (!any)
+		strbuf_addf(&s, "No signature can be read: the diagnosis is not healthy, it is absent.");
 	else
 		strbuf_addf(&s, "The signature is healthy: steps alike, phases in proportion to their work.");
 	if (fs->n > 1) {
@@ -134,7 +143,8 @@ enum fl_status fl_diagnose(const char *const *paths, size_t n, const char *const
 		}
 	struct dg_findings fs = {0};
 	dg_rules(t, n, b, nb, &fs);
-	qsort(fs.f, fs.n, sizeof(*fs.f), cmp_score);
+	if (fs.n)
+		qsort(fs.f, fs.n, sizeof(*fs.f), cmp_score);
 
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "schema", "faultline.diagnosis/1");
@@ -158,7 +168,13 @@ enum fl_status fl_diagnose(const char *const *paths, size_t n, const char *const
 		}
 	}
 	cJSON_AddNumberToObject(j, "step_p50_ms", r3(run_p50(t, n) / 1000));
-	cJSON_AddBoolToObject(j, "healthy", fs.n == 0);
+	/* nothing read, nothing said: no host events is no diagnosis */
+	int assessed = 0;
+	for (size_t i = 0; i < n; i++)
+		assessed |= t[i].n_steps > 0;
+	if (!assessed)
+		cJSON_AddItemToArray(fs.limits, cJSON_CreateString("no host events: nothing could be assessed"));
+	cJSON_AddBoolToObject(j, "healthy", fs.n == 0 && assessed);
 	cJSON *fa = cJSON_AddArrayToObject(j, "findings");
 	for (size_t i = 0; i < fs.n; i++) {
 		struct dg_finding *f = &fs.f[i];
@@ -194,7 +210,9 @@ const char *fl_diagnose_top(const cJSON *diag)
 {
 	const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(diag, "findings"), 0);
 	const cJSON *fam = cJSON_GetObjectItemCaseSensitive(f, "family");
-	return cJSON_IsString(fam) ? fam->valuestring : "healthy";
+	if (cJSON_IsString(fam))
+		return fam->valuestring;
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(diag, "healthy")) ? "healthy" : "none";
 }
 
 int fl_diagnose_has(const cJSON *diag, const char *family)
@@ -213,7 +231,10 @@ void fl_diagnose_print(FILE *out, const cJSON *diag)
 {
 	const cJSON *f, *it;
 	int healthy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(diag, "healthy"));
-	fprintf(out, "diagnosis: %s\n", healthy ? "healthy (nothing stands out)" : fl_diagnose_top(diag));
+	int none = !healthy && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(diag, "findings")) == 0;
+	fprintf(out, "diagnosis: %s\n", healthy ? "healthy (nothing stands out)"
+				       : none  ? "none (nothing could be assessed)"
+					       : fl_diagnose_top(diag));
 	int k = 0;
 	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(diag, "findings"))
 	{

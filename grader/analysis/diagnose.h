@@ -29,7 +29,8 @@ enum fl_status fl_diagnose(const char *const *paths, size_t n, const char *const
 /* The diagnosis as text: findings with evidence, then the narration. */
 void fl_diagnose_print(FILE *f, const cJSON *diag);
 
-/* The top finding's family ("healthy" when none), for self-checks. */
+/* The top finding's family ("healthy" when none; "none" when nothing could
+ * be assessed: no host events), for self-checks. */
 const char *fl_diagnose_top(const cJSON *diag);
 /* 1 when a finding names this family. */
 int fl_diagnose_has(const cJSON *diag, const char *family);

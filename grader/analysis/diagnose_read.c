@@ -275,7 +275,8 @@ static struct dg_span *span_of(struct dg_trace *t, uint32_t name)
 /* Fold the events into steps. */
 static void build(struct dg_trace *t)
 {
-	qsort(t->ev, t->n_ev, sizeof(*t->ev), cmp_ev);
+	if (t->n_ev)
+		qsort(t->ev, t->n_ev, sizeof(*t->ev), cmp_ev);
 	/* steps: on the thread with the most of them */
 	size_t n_step = 0;
 	for (size_t i = 0; i < t->n_ev; i++)
