@@ -29,6 +29,7 @@
 #define SYNC_COST 0.05       /* host wait in them + device idle around them, share of step */
 #define STRAGGLER_RATIO 1.3  /* compute time against the median of the other ranks */
 #define STRAGGLER_CLEAR 1.5  /* a compute ratio this large needs only the shortest wait */
+#define STRAGGLER_ALONE 1.25 /* from 3 ranks: this many times the next slowest rank */
 #define STRAGGLER_WAIT 0.9   /* its comm time at most this share of the others' median */
 #define OVERLAP_LOW 25.0     /* comm/compute overlap %, on every rank */
 
@@ -527,6 +528,13 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	if (ratio < STRAGGLER_CLEAR && t[c].comm_us > STRAGGLER_WAIT * dg_median(w, (int)m))
 		least_wait = 0;
 	free(w);
+	/* one rank stands out: from 3 ranks, clearly above the next slowest */
+	double second = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i != c && t[i].comp_us > second)
+			second = t[i].comp_us;
+	if (n >= 3 && second > 0 && t[c].comp_us < STRAGGLER_ALONE * second)
+		return;
 	if (ratio < STRAGGLER_RATIO || (t[c].n_comm && !least_wait))
 		return;
 	struct dg_finding *f = dg_add(fs, "straggler", "rebalance", ramp(ratio, STRAGGLER_RATIO, 2.5));
