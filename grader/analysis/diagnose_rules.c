@@ -173,6 +173,9 @@ static void rule_starvation(const struct dg_trace *t, struct dg_findings *fs)
 			continue;
 		const char *name = dg_str(t, sp->name);
 		int loader = loader_like(name, sp->first_pos);
+		/* a stall "in every step" of one or two steps is no pattern */
+		if (!loader && n < 3)
+			continue;
 		double p50 = step_p50(t), lost = dg_median(idle, n), msh = dg_median(sh, n);
 		struct dg_finding *f;
 		if (loader) {
