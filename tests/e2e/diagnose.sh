@@ -5,6 +5,12 @@
 # traceName give the same diagnosis; a trace without steps says so.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "skipped: python3 is not installed"; exit 77; }
+# multi-rank runs under a sanitizer build: Open MPI keeps its allocations for
+# the life of the process; the same settings as CMakeLists.txt's FL_ASAN_MPI_ENV
+# (faultline's own leaks are still reported); no effect on a release build
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:fast_unwind_on_malloc=0"
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export LSAN_OPTIONS="suppressions=$SRC/tests/lsan.supp:print_suppressions=0"
 
 # families_ok DIAG.json TRUTH.json: prints why not, exits 1 when wrong
 families_ok() {
