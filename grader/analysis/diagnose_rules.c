@@ -540,6 +540,31 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 		return;
 	if (ratio < STRAGGLER_RATIO || (t[c].n_comm && !least_wait))
 		return;
+	/* slow in most steps, not in one: the median over steps of its compute
+	 * against the other ranks' (a load spike on one core is no straggler) */
+	int ns = t[c].n_steps;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].n_steps < ns)
+			ns = t[i].n_steps;
+	double step_ratio = ratio;
+	if (ns >= 3) {
+		double *sr = malloc(sizeof(double) * (size_t)ns), *ot = malloc(sizeof(double) * n);
+		if (!sr || !ot)
+			abort();
+		for (int k = 0; k < ns; k++) {
+			size_t q = 0;
+			for (size_t i = 0; i < n; i++)
+				if (i != c || n >= 3)
+					ot[q++] = t[i].steps[k].comp_us;
+			double mk = dg_median(ot, (int)q);
+			sr[k] = mk > 0 ? t[c].steps[k].comp_us / mk : 0;
+		}
+		step_ratio = dg_median(sr, ns);
+		free(sr);
+		free(ot);
+		if (step_ratio < STRAGGLER_RATIO)
+			return;
+	}
 	struct dg_finding *f = dg_add(fs, "straggler", "rebalance", ramp(ratio, STRAGGLER_RATIO, 2.5));
 	int steps = t[c].n_steps > 0 ? t[c].n_steps : 1;
 	f->lost_us = (t[c].comp_us - med) / steps;
@@ -556,6 +581,7 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	cJSON_AddItemToArray(f->ranks, cJSON_CreateNumber((double)t[c].rank));
 	cJSON_AddNumberToObject(f->evidence, "rank", (double)t[c].rank);
 	addn(f->evidence, "compute_ratio_to_median", ratio);
+	addn(f->evidence, "per_step_ratio_median", step_ratio);
 	cJSON *cr = cJSON_AddObjectToObject(f->evidence, "compute_ms");
 	cJSON *wr = cJSON_AddObjectToObject(f->evidence, "comm_ms");
 	for (size_t i = 0; i < n; i++) {
