@@ -14,6 +14,7 @@
 /* thresholds (docs/diagnose.md) */
 #define STARVE_WAIT 0.20     /* loader waiting share of step: XProf's "highly input bound" band */
 #define STARVE_STEPS 0.90    /* ... in at least this share of the steps */
+#define STALL_FILL 0.60      /* a non-loader span waiting every step: the wait fills this much of it */
 #define STALL_MIN_US 50.0    /* a long span's excess: at least this, */
 #define STALL_REL_STEP 0.10  /* ... this share of the short step, */
 #define STALL_SEPARATION 2.0 /* ... and this many times the largest short excess */
@@ -173,9 +174,20 @@ static void rule_starvation(const struct dg_trace *t, struct dg_findings *fs)
 			continue;
 		const char *name = dg_str(t, sp->name);
 		int loader = loader_like(name, sp->first_pos);
-		/* a stall "in every step" of one or two steps is no pattern */
-		if (!loader && n < 3)
-			continue;
+		/* a stall "in every step" of one or two steps is no pattern; and
+		 * it fills its span: gaps between busy ops (a preempted thread on a
+		 * loaded host) are no stall */
+		if (!loader) {
+			double *fill = malloc(sizeof(double) * (size_t)n);
+			if (!fill)
+				abort();
+			for (int k = 0; k < n; k++)
+				fill[k] = sp->dur[k] > 0 ? sp->gap[k] / sp->dur[k] : 0;
+			double mf = dg_median(fill, n);
+			free(fill);
+			if (n < 3 || mf < STALL_FILL)
+				continue;
+		}
 		double p50 = step_p50(t), lost = dg_median(idle, n), msh = dg_median(sh, n);
 		struct dg_finding *f;
 		if (loader) {
