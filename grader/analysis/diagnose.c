@@ -151,6 +151,7 @@ enum fl_status fl_diagnose(const char *const *paths, size_t n, const char *const
 	cJSON *tr = cJSON_AddArrayToObject(j, "traces");
 	for (size_t i = 0; i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "file", t[i].path); /* reported, never read for the diagnosis */
 		cJSON_AddNumberToObject(o, "rank", (double)t[i].rank);
 		cJSON_AddNumberToObject(o, "steps", t[i].n_steps);
 		cJSON_AddBoolToObject(o, "device_rows", t[i].has_device);

@@ -6,7 +6,7 @@
  * overlap) and applies one rule per fault family of the catalog
  * (docs/diagnose.md gives every rule's inputs, thresholds and sources).
  * The result is faultline.diagnosis/1:
- *   {schema, traces [..], healthy, findings [{family, score, fix, summary,
+ *   {schema, traces [{file, rank, steps, device_rows, events}], healthy, findings [{family, score, fix, summary,
  *    evidence {..}, steps [..]?, ranks [..]?}], narration [5 strings],
  *    limits [..] (what could not be assessed, and why)}
  * with findings sorted by score (high first). Only the events are read: the
