@@ -17,6 +17,8 @@ const struct fl_command fl_commands[] = {
 	/* keep_going: a usage error still leaves a report where --out says */
 	{"grade", "grade a learner's answer against the truth with a rubric", fl_grade_usage,
 	 {.opts = fl_grade_opts, .max_args = 0, .keep_going = 1}, fl_cmd_grade},
+	{"diagnose", "name the fault family from the traces alone, with evidence", fl_diagnose_usage,
+	 {.opts = fl_diagnose_opts, .arg = "trace file", .min_args = 1, .max_args = -1}, fl_cmd_diagnose},
 	{"validate", "structural check of traces", fl_validate_usage, {.opts = fl_validate_opts, .arg = "trace file", .min_args = 1, .max_args = -1},
 	 fl_cmd_validate},
 	{"fleet", "fleet job logs: analyze AcmeTrace CSVs, generate simulated fleets", fl_fleet_usage,

@@ -51,6 +51,12 @@ enum fl_status fl_cmd_validate(int argc, char **argv);
 extern const char fl_fleet_usage[];
 extern const struct fl_opt fl_fleet_opts[];
 enum fl_status fl_cmd_fleet(int argc, char **argv);
+extern const char fl_diagnose_usage[];
+extern const struct fl_opt fl_diagnose_opts[];
+enum fl_status fl_cmd_diagnose(int argc, char **argv);
+/* run --check: diagnose the traces just written, warn on stderr when the
+ * truth's families are not what is found (cli/cmd_diagnose.c). */
+void fl_diagnose_check(const char *truth_path, const char *const *traces, size_t n);
 
 /* run and regen: where a scenario's trace and truth went, and its step times. */
 struct fl_scenario;
