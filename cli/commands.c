@@ -17,6 +17,8 @@ const struct fl_command fl_commands[] = {
 	/* keep_going: a usage error still leaves a report where --out says */
 	{"grade", "grade a learner's answer against the truth with a rubric", fl_grade_usage,
 	 {.opts = fl_grade_opts, .max_args = 0, .keep_going = 1}, fl_cmd_grade},
+	{"assign", "one variant of a scenario per learner of a roster, and the roster to grade them", fl_assign_usage,
+	 {.opts = fl_assign_opts, .arg = "scenario file", .min_args = 1, .max_args = 1}, fl_cmd_assign},
 	{"validate", "structural check of traces", fl_validate_usage, {.opts = fl_validate_opts, .arg = "trace file", .min_args = 1, .max_args = -1},
 	 fl_cmd_validate},
 	{NULL, NULL, NULL, {NULL, NULL, 0, 0, 0}, NULL},
