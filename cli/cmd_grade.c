@@ -15,6 +15,7 @@
 const char fl_grade_usage[] =
 	"usage: faultline grade --truth T --answer A [--rubric R] [--format F] [--out FILE]\n"
 	"                       [--reveal] [--strict] [--fail-under X] [--exit-zero] [--scenarios DIR]\n"
+	"                       [--traces DIR]\n"
 	"\n"
 	"Grades a learner's answer file (JSON, or 'key: value' lines with # comments)\n"
 	"against the truth with a rubric (faultline.rubric/1). The rubric defaults to\n"
@@ -37,12 +38,16 @@ const char fl_grade_usage[] =
 	"  --exit-zero      exit 0 whenever the report was written (platforms that\n"
 	"                   discard a result on a non-zero exit, such as PrairieLearn)\n"
 	"  --scenarios DIR  where to look for the rubric the truth names\n"
+	"  --traces DIR     where the truth's traces are (default: beside the truth;\n"
+	"                   'faultline assign' keeps them apart); still checked\n"
+	"                   against the truth's sha256\n"
 	"\n"
 	"A whole course (docs/grading.md, 'Batch grading'):\n"
 	"  faultline grade --batch ROSTER.csv [--out DIR] [--format F] [--previous OLD.csv]\n"
 	"  faultline grade --answers DIR (--truths DIR | --truth T) [--out DIR] ...\n"
-	"  --batch ROSTER   a CSV roster: learner,answer,truth (or seed); a header row\n"
-	"                   names the columns; paths are relative to the roster\n"
+	"  --batch ROSTER   a CSV roster: learner,answer,truth (or seed)[,traces]; a\n"
+	"                   header row names the columns; paths are relative to the\n"
+	"                   roster ('faultline assign' writes one)\n"
 	"  --answers DIR    every answer file of DIR, the learner id being the file\n"
 	"                   name up to its first '.'\n"
 	"  --truths DIR     the truths: ID.truth.json (--answers) or seed-S.truth.json\n"
@@ -74,6 +79,7 @@ const struct fl_opt fl_grade_opts[] = {
 	{.name = "--fail-under", .kind = FL_OPT_NUMBER, .expects = "a fraction", .min = 0, .max = 1,
 	 .flags = FL_OPT_NONEMPTY},
 	VALUE("--scenarios"),
+	VALUE("--traces"),
 	VALUE("--batch"),
 	VALUE("--answers"),
 	VALUE("--truths"),
@@ -103,6 +109,7 @@ static enum fl_status check_args(enum fl_status st, const struct fl_args *a, str
 	g->o.answer_path = fl_args_text(a, "--answer", NULL);
 	g->o.rubric_path = fl_args_text(a, "--rubric", NULL);
 	g->o.scenarios_dir = fl_args_text(a, "--scenarios", NULL);
+	g->o.traces_dir = fl_args_text(a, "--traces", NULL);
 	g->o.reveal = fl_args_has(a, "--reveal");
 	g->o.strict = fl_args_has(a, "--strict");
 	g->format = fl_args_text(a, "--format", "text");
@@ -131,6 +138,9 @@ static enum fl_status check_args(enum fl_status st, const struct fl_args *a, str
 				      g->batch ? "--batch the roster" : "--answers the directory");
 		else if (g->have_fail_under)
 			st = fl_error(FL_EINPUT, "grade: --fail-under is for one answer, not a batch");
+		else if (g->o.traces_dir)
+			st = fl_error(FL_EINPUT, "grade: --traces is for one answer; a roster gives each learner's in its "
+				      "traces column");
 		return st;
 	}
 	if (!st && (g->truths || g->previous || g->gradebook))

@@ -19,6 +19,8 @@ const struct fl_command fl_commands[] = {
 	 {.opts = fl_grade_opts, .max_args = 0, .keep_going = 1}, fl_cmd_grade},
 	{"diagnose", "name the fault family from the traces alone, with evidence", fl_diagnose_usage,
 	 {.opts = fl_diagnose_opts, .arg = "trace file", .min_args = 1, .max_args = -1}, fl_cmd_diagnose},
+	{"assign", "one variant of a scenario per learner of a roster, and the roster to grade them", fl_assign_usage,
+	 {.opts = fl_assign_opts, .arg = "scenario file", .min_args = 1, .max_args = 1}, fl_cmd_assign},
 	{"validate", "structural check of traces", fl_validate_usage, {.opts = fl_validate_opts, .arg = "trace file", .min_args = 1, .max_args = -1},
 	 fl_cmd_validate},
 	{"fleet", "fleet job logs: analyze AcmeTrace CSVs, generate simulated fleets", fl_fleet_usage,

@@ -129,3 +129,28 @@ enum fl_status fl_sha256_file(const char *path, char hex[65])
 	to_hex(d, hex);
 	return FL_OK;
 }
+
+void fl_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen, unsigned char out[32])
+{
+	unsigned char k[64] = {0}, pad[64], inner[32];
+	struct fl_sha256 c;
+	if (klen > sizeof(k)) { /* a long key is hashed first */
+		fl_sha256_init(&c);
+		fl_sha256_update(&c, key, klen);
+		fl_sha256_final(&c, k);
+	} else if (klen) {
+		memcpy(k, key, klen);
+	}
+	for (size_t i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x36;
+	fl_sha256_init(&c);
+	fl_sha256_update(&c, pad, 64);
+	fl_sha256_update(&c, msg, mlen);
+	fl_sha256_final(&c, inner);
+	for (size_t i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x5c;
+	fl_sha256_init(&c);
+	fl_sha256_update(&c, pad, 64);
+	fl_sha256_update(&c, inner, 32);
+	fl_sha256_final(&c, out);
+}

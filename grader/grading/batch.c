@@ -30,7 +30,7 @@ static double now_s(void)
 
 struct key_cache {
 	struct {
-		char *truth;
+		char *truth, *traces; /* traces: the row's traces directory, or NULL */
 		struct fl_grade_key *key;
 		unsigned long used;
 	} e[KEY_CACHE];
@@ -39,11 +39,15 @@ struct key_cache {
 	size_t loads;
 };
 
-static const struct fl_grade_key *cache_get(struct key_cache *c, const char *truth, const struct fl_batch_opts *o)
+static int same_dir(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* One key per (truth, traces directory): trace: references read the traces. */
+static const struct fl_grade_key *cache_get(struct key_cache *c, const char *truth, const char *traces,
+					    const struct fl_batch_opts *o)
 {
 	c->clock++;
 	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->e[i].truth, truth)) {
+		if (!strcmp(c->e[i].truth, truth) && same_dir(c->e[i].traces, traces)) {
 			c->e[i].used = c->clock;
 			return c->e[i].key;
 		}
@@ -55,14 +59,16 @@ static const struct fl_grade_key *cache_get(struct key_cache *c, const char *tru
 				slot = i;
 		fl_grade_key_free(c->e[slot].key);
 		free(c->e[slot].truth);
+		free(c->e[slot].traces);
 	} else {
 		c->n++;
 	}
 	struct fl_grade_opts go = {.truth_path = truth, .rubric_path = o->rubric_path, .scenarios_dir = o->scenarios_dir,
-				   .reveal = o->reveal, .strict = o->strict};
+				   .traces_dir = traces, .reveal = o->reveal, .strict = o->strict};
 	fl_grade_key_load(&go, &c->e[slot].key);
 	fl_error_clear();
 	c->e[slot].truth = fl_xstrdup(truth);
+	c->e[slot].traces = traces ? fl_xstrdup(traces) : NULL;
 	c->e[slot].used = c->clock;
 	c->loads++;
 	return c->e[slot].key;
@@ -73,6 +79,7 @@ static void cache_release(struct key_cache *c)
 	for (size_t i = 0; i < c->n; i++) {
 		fl_grade_key_free(c->e[i].key);
 		free(c->e[i].truth);
+		free(c->e[i].traces);
 	}
 }
 
@@ -512,7 +519,7 @@ enum fl_status fl_batch_run(const struct fl_roster *r, const struct fl_batch_opt
 		goto out;
 	for (size_t k = 0; k < r->n; k++) {
 		const struct fl_roster_row *row = &r->rows[k];
-		const struct fl_grade_key *key = cache_get(cache, row->truth, o);
+		const struct fl_grade_key *key = cache_get(cache, row->truth, row->traces, o);
 		struct fl_grade g;
 		fl_grade_with(key, row->answer, &g);
 		fl_error_clear();

@@ -15,6 +15,9 @@
  *   seed    (also variant_seed, variant): the learner's variant seed; its truth
  *           is TRUTHS/seed-S.truth.json (TRUTHS: --truths, else truths/ beside
  *           the roster)
+ *   traces  (also traces_dir, trace_dir), optional: the directory holding the
+ *           truth's traces (trace: references), when not beside the truth —
+ *           `faultline assign` keeps truths apart from the learners' traces
  * Relative paths are relative to the roster's directory. A learner id is the
  * name of the learner's report file: letters, digits and . _ - + @, at most
  * 128 characters, not starting with '.'; any other id is a bad row.
@@ -66,6 +69,7 @@ void fl_strmap_release(struct fl_strmap *m);
 
 struct fl_roster_row {
 	char *learner, *answer, *truth; /* paths resolved; truth NULL: the batch's --truth */
+	char *traces;                   /* the traces directory (resolved), or NULL: beside the truth */
 	size_t line;
 };
 
@@ -91,6 +95,13 @@ enum fl_status fl_roster_from_dirs(const char *answers_dir, const struct fl_rost
 void fl_roster_release(struct fl_roster *r);
 /* 1 when id is usable as a learner id (and a file name). */
 int fl_learner_id_ok(const char *id);
+
+/* The learner ids of a roster (`faultline assign`): the learner column of a
+ * header row (any other column is ignored), or the first column without one.
+ * Read with the same CSV reader; every row that cannot be used (a CSV error,
+ * no id, an id unsafe as a file name, an id listed again) is in r->bad with
+ * its line number. r->rows hold only learner and line. */
+enum fl_status fl_roster_learners_load(const char *path, struct fl_roster *r);
 
 /* ---- batch ---- */
 

@@ -315,7 +315,7 @@ static int has_learner(struct fl_strmap *seen, const char *id)
 	return !fl_strmap_put(seen, id, 0);
 }
 
-enum col { C_LEARNER, C_ANSWER, C_TRUTH, C_SEED, C_N };
+enum col { C_LEARNER, C_ANSWER, C_TRUTH, C_SEED, C_TRACES, C_N };
 
 static int column_of(const char *name)
 {
@@ -324,6 +324,7 @@ static int column_of(const char *name)
 		{"answer", "answer_file", "submission", NULL},
 		{"truth", "truth_file", NULL},
 		{"seed", "variant_seed", "variant", NULL},
+		{"traces", "traces_dir", "trace_dir", NULL},
 	};
 	for (int c = 0; c < C_N; c++)
 		for (int k = 0; k < 7 && names[c][k]; k++)
@@ -332,14 +333,14 @@ static int column_of(const char *name)
 	return -1;
 }
 
-static void add_row(struct fl_roster *r, const char *learner, char *answer, char *truth, size_t line)
+static void add_row(struct fl_roster *r, const char *learner, char *answer, char *truth, char *traces, size_t line)
 {
 	struct fl_roster_row *nr = realloc(r->rows, (r->n + 1) * sizeof(*nr));
 	if (!nr)
 		abort();
 	r->rows = nr;
 	r->rows[r->n++] = (struct fl_roster_row){.learner = fl_xstrdup(learner), .answer = answer, .truth = truth,
-						 .line = line};
+						 .traces = traces, .line = line};
 }
 
 enum fl_status fl_roster_load(const char *path, const struct fl_roster_opts *o, struct fl_roster *r)
@@ -357,7 +358,7 @@ enum fl_status fl_roster_load(const char *path, const struct fl_roster_opts *o, 
 	struct fl_csv c;
 	fl_csv_parse(text, len, &c);
 	free(text);
-	int col[C_N] = {0, 1, 2, -1};
+	int col[C_N] = {0, 1, 2, -1, -1};
 	size_t first = 0;
 	enum fl_status st = FL_OK;
 	if (c.n && !c.rows[0].error) {
@@ -435,7 +436,8 @@ enum fl_status fl_roster_load(const char *path, const struct fl_roster_opts *o, 
 			add_bad(r, file, row->line, "learner '%s': no truth file or seed (and no --truth)", v[C_LEARNER]);
 			continue;
 		}
-		add_row(r, v[C_LEARNER], resolve(dir, v[C_ANSWER]), truth, row->line);
+		add_row(r, v[C_LEARNER], resolve(dir, v[C_ANSWER]), truth, *v[C_TRACES] ? resolve(dir, v[C_TRACES]) : NULL,
+			row->line);
 	}
 	free(truths_dir);
 	fl_strmap_release(&seen);
@@ -446,6 +448,69 @@ out:
 	fl_csv_release(&c);
 	free(dir);
 	return st;
+}
+
+enum fl_status fl_roster_learners_load(const char *path, struct fl_roster *r)
+{
+	memset(r, 0, sizeof(*r));
+	char *text = NULL;
+	size_t len = 0;
+	if (fl_read_file(path, &text, &len))
+		return fl_error_prefix(FL_EINPUT, "roster: ");
+	const char *file = fl_base_name(path);
+	struct fl_csv c;
+	fl_csv_parse(text, len, &c);
+	free(text);
+	int col = 0;
+	size_t first = 0;
+	if (c.n && !c.rows[0].error) {
+		int header = 0;
+		for (size_t k = 0; k < c.rows[0].n; k++)
+			header |= column_of(c.rows[0].f[k]) >= 0;
+		if (header) {
+			col = -1;
+			for (size_t k = 0; k < c.rows[0].n && col < 0; k++)
+				if (column_of(c.rows[0].f[k]) == C_LEARNER)
+					col = (int)k;
+			first = 1;
+			if (col < 0) {
+				enum fl_status st = fl_error(FL_EINPUT, "roster '%s' line %zu: the header names no learner column, "
+							     "expected learner (or id, student, email ...)", file, c.rows[0].line);
+				fl_csv_release(&c);
+				return st;
+			}
+		}
+	}
+	struct fl_strmap seen = {0};
+	for (size_t i = first; i < c.n; i++) {
+		const struct fl_csv_row *row = &c.rows[i];
+		r->lines++;
+		if (row->error) {
+			add_bad(r, file, row->line, "%s", row->error);
+			continue;
+		}
+		const char *id = (size_t)col < row->n ? row->f[col] : "";
+		if (!*id) {
+			add_bad(r, file, row->line, "%s", "no learner id");
+			continue;
+		}
+		if (!fl_learner_id_ok(id)) {
+			add_bad(r, file, row->line, "learner id '%.80s' is not usable as a file name (letters, digits and "
+				". _ - + @, at most 128, not starting with '.')", id);
+			continue;
+		}
+		if (has_learner(&seen, id)) {
+			add_bad(r, file, row->line, "learner '%s' is listed again", id);
+			continue;
+		}
+		add_row(r, id, NULL, NULL, NULL, row->line);
+	}
+	fl_strmap_release(&seen);
+	fl_csv_release(&c);
+	if (!r->n && !r->n_bad)
+		return fl_error(FL_EINPUT, "roster '%s': no learners (expected a header 'learner' and one row per learner)",
+				file);
+	return FL_OK;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -500,7 +565,7 @@ enum fl_status fl_roster_from_dirs(const char *answers_dir, const struct fl_rost
 		} else {
 			truth = fl_xstrdup(o->truth);
 		}
-		add_row(r, id, path, truth, 0);
+		add_row(r, id, path, truth, NULL, 0);
 		free(id);
 	}
 	closedir(d);
@@ -518,6 +583,7 @@ void fl_roster_release(struct fl_roster *r)
 		free(r->rows[i].learner);
 		free(r->rows[i].answer);
 		free(r->rows[i].truth);
+		free(r->rows[i].traces);
 	}
 	free(r->rows);
 	for (size_t i = 0; i < r->n_bad; i++)

@@ -199,7 +199,7 @@ static enum fl_status trace_metrics(void *arg, const cJSON **metrics)
 			goto out;
 		}
 		files[i] = f->valuestring;
-		paths[i] = beside(g->truth_path, f->valuestring);
+		paths[i] = g->traces_dir ? join(g->traces_dir, f->valuestring) : beside(g->truth_path, f->valuestring);
 	}
 	struct fl_dm_opts o = FL_DM_OPTS_INIT;
 	o.sha256 = 1;
@@ -412,6 +412,7 @@ static enum fl_status prepare(const struct fl_grade_opts *o, struct fl_grade *g,
 	g->truth_name = fl_xstrdup(fl_base_name(o->truth_path));
 	g->answer_name = fl_xstrdup(o->answer_path ? fl_base_name(o->answer_path) : "");
 	g->truth_path = fl_xstrdup(o->truth_path);
+	g->traces_dir = o->traces_dir ? fl_xstrdup(o->traces_dir) : NULL;
 	char *rubric_path = NULL;
 	cJSON **expected = NULL;
 	enum fl_status st;
@@ -523,6 +524,7 @@ enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_pa
 	g->truth_name = fl_xstrdup(b->truth_name);
 	g->answer_name = fl_xstrdup(fl_base_name(answer_path));
 	g->truth_path = fl_xstrdup(b->truth_path);
+	g->traces_dir = b->traces_dir ? fl_xstrdup(b->traces_dir) : NULL;
 	g->scenario = b->scenario ? fl_xstrdup(b->scenario) : NULL;
 	g->rubric_name = b->rubric_name ? fl_xstrdup(b->rubric_name) : NULL;
 	g->truth = b->truth;
@@ -575,6 +577,7 @@ void fl_grade_release(struct fl_grade *g)
 	free(g->answer_name);
 	free(g->rubric_name);
 	free(g->truth_path);
+	free(g->traces_dir);
 	free(g->scenario);
 	free(g->error);
 	memset(g, 0, sizeof(*g));

@@ -40,6 +40,8 @@ struct fl_grade_item {
 struct fl_grade_opts {
 	const char *truth_path, *answer_path, *rubric_path; /* rubric may be NULL */
 	const char *scenarios_dir; /* looked in for a rubric named by the truth; NULL: ./scenarios, then the source tree's */
+	const char *traces_dir;    /* where the truth's traces are (trace: references, sha256-checked);
+				    * NULL: beside the truth (`faultline assign` keeps them apart) */
 	int reveal;
 	int strict; /* --strict: a value that cannot be read makes the answer not gradable (exit 3),
 		     * instead of scoring 0 for its question */
@@ -65,6 +67,7 @@ struct fl_grade {
 	cJSON *trace_metrics;     /* computed on the first trace: reference */
 	cJSON *fleet_metrics;     /* computed on the first fleet: reference (fleet_ref.c) */
 	char *truth_path;
+	char *traces_dir;         /* NULL: the truth's own directory */
 	int shared;               /* truth, rubric, trace and fleet metrics belong to a key (fl_grade_with) */
 };
 

@@ -152,6 +152,44 @@ static void add_multiline(cJSON *obj, const char *key, const char *s)
 	strbuf_release(&sb);
 }
 
+/* Markdown (Gradescope's output_format "md"): each line is cleaned as above,
+ * then every ASCII punctuation character is backslash-escaped — CommonMark
+ * renders an escaped punctuation character as itself, so no learner text can
+ * open emphasis, a link, an image, a heading, a list, a table or code, and
+ * '<' and '&' are escaped too, so there is no raw HTML or entity. Lines of a
+ * paragraph end in a backslash (a hard line break); empty lines separate
+ * paragraphs. */
+static void md_escape(struct strbuf *sb, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", *p))
+			strbuf_add(sb, "\\", 1);
+		strbuf_add(sb, p, 1);
+	}
+}
+
+static void add_markdown(cJSON *obj, const char *key, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = s ? s : "";
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char *line = strndup(p, n);
+		if (!line)
+			abort();
+		char *c = fl_clean_text(line, 1u << 20);
+		md_escape(&sb, c);
+		free(c);
+		free(line);
+		if (e) /* a hard break inside a paragraph; a plain line end before an empty line or at the end */
+			strbuf_adds(&sb, n && e[1] && e[1] != '\n' ? "\\\n" : "\n");
+		p += n + (e ? 1 : 0);
+	}
+	cJSON_AddStringToObject(obj, key, sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+}
+
 static void print_json(cJSON *root, struct strbuf *out)
 {
 	fl_json_print(out, root);
@@ -244,9 +282,9 @@ static void write_gradescope(const struct fl_grade *g, struct strbuf *out)
 		for (size_t i = 0; i < g->n_ignored; i++)
 			strbuf_addf(&sb, "%s%s", i ? ", " : "", g->ignored_keys[i]);
 	}
-	add_multiline(root, "output", sb.buf);
+	add_markdown(root, "output", sb.buf);
 	strbuf_release(&sb);
-	cJSON_AddStringToObject(root, "output_format", "text");
+	cJSON_AddStringToObject(root, "output_format", "md");
 	cJSON_AddStringToObject(root, "visibility", "visible");
 	cJSON_AddStringToObject(root, "stdout_visibility", "hidden");
 	cJSON *tests = cJSON_AddArrayToObject(root, "tests");
@@ -263,7 +301,8 @@ static void write_gradescope(const struct fl_grade *g, struct strbuf *out)
 		cJSON_AddStringToObject(t, "status", it->v.outcome == FL_OUT_CORRECT ? "passed" : "failed");
 		struct strbuf o = STRBUF_INIT;
 		question_text(g, it, &o);
-		add_multiline(t, "output", o.buf);
+		add_markdown(t, "output", o.buf);
+		cJSON_AddStringToObject(t, "output_format", "md");
 		strbuf_release(&o);
 		cJSON *tags = cJSON_AddArrayToObject(t, "tags");
 		cJSON_AddItemToArray(tags, cJSON_CreateString(it->q->kind->name));
@@ -282,6 +321,7 @@ static void write_gradescope(const struct fl_grade *g, struct strbuf *out)
 		cJSON_AddNumberToObject(t, "max_score", 0);
 		cJSON_AddStringToObject(t, "status", "passed");
 		add_multiline(t, "output", notes.buf);
+		cJSON_AddStringToObject(t, "output_format", "text");
 		cJSON *tags = cJSON_AddArrayToObject(t, "tags");
 		cJSON_AddItemToArray(tags, cJSON_CreateString("instructor"));
 		cJSON_AddStringToObject(t, "visibility", "hidden");

@@ -227,12 +227,46 @@ def is_num(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+MD_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def md_text(s):
+    """The text a CommonMark renderer shows for faultline's Markdown: a
+    backslash before ASCII punctuation or a line end is dropped."""
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and (s[i + 1] in MD_PUNCT or s[i + 1] == "\n"):
+            i += 1
+        out.append(s[i])
+        i += 1
+    return "".join(out)
+
+
+def check_markdown(s, where):
+    """Every ASCII punctuation character of faultline's Markdown is
+    backslash-escaped (so learner text opens no emphasis, link, image, code or
+    raw HTML); a backslash only escapes punctuation or ends a line."""
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            if not check(i + 1 < len(s) and (s[i + 1] in MD_PUNCT or s[i + 1] == "\n"),
+                         f"{where}: a lone backslash in Markdown at {i}: {s[max(0, i - 20):i + 20]!r}"):
+                return
+            i += 2
+            continue
+        if not check(c not in MD_PUNCT, f"{where}: unescaped Markdown character {c!r} at {i}: {s[max(0, i - 20):i + 20]!r}"):
+            return
+        i += 1
+
+
 def check_gradescope(doc, where, graded=True):
     check(set(doc) <= GS_TOP, f"{where}: unknown top-level keys {set(doc) - GS_TOP}")
     check(is_num(doc.get("score")), f"{where}: score must be a number")
     check(is_num(doc.get("execution_time")), f"{where}: execution_time must be a number")
     check(isinstance(doc.get("output"), str) and doc["output"], f"{where}: output must be a non-empty string")
-    check(doc.get("output_format") in {"text", "html", "simple_format", "md", "ansi"}, f"{where}: output_format")
+    check(doc.get("output_format") == "md", f"{where}: output_format md")
+    check_markdown(doc.get("output") or "", f"{where}: output")
     check(doc.get("visibility") in VISIBILITY, f"{where}: visibility")
     check(doc.get("stdout_visibility") in VISIBILITY, f"{where}: stdout_visibility")
     tests = doc.get("tests", [])
@@ -248,6 +282,10 @@ def check_gradescope(doc, where, graded=True):
         check(isinstance(t.get("output"), str), f"{where}: test output")
         check(isinstance(t.get("tags"), list) and all(isinstance(x, str) for x in t["tags"]), f"{where}: tags")
         check(t.get("visibility") in VISIBILITY, f"{where}: test visibility")
+        if t.get("visibility") != "hidden":
+            check(t.get("output_format") == "md", f"{where}: a learner's test output is Markdown")
+        if t.get("output_format") == "md":
+            check_markdown(t["output"], f"{where}: test {t.get('number')}")
         total += t["score"]
     if graded:
         check(abs(total - doc["score"]) < 1e-6, f"{where}: tests sum {total} != score {doc['score']}")
@@ -326,7 +364,11 @@ def learner_strings(fmt_name, out, echoed_read_as=None):
     if fmt_name == "gradescope":
         d = json.loads(out)
         tests = [t for t in d["tests"] if t["visibility"] != "hidden"]
-        return [d["output"]], [t["name"] + " " + t["output"] for t in tests]
+        # Markdown outputs are read back as the text they render (escapes
+        # undone), so the checks below see what the learner sees
+        top = md_text(d["output"]) if d.get("output_format") == "md" else d["output"]
+        return [top], [t["name"] + " " + (md_text(t["output"]) if t.get("output_format") == "md" else t["output"])
+                       for t in tests]
     if fmt_name == "prairielearn":
         d = json.loads(out)
         return [d["message"], d["output"], " ".join(d["format_errors"])], \

@@ -6,6 +6,7 @@ suites: analyze, grade_examples, grade_formats, grade_corpus, grade_errors
 import json
 import os
 import random
+import re
 import shutil
 import sys
 
@@ -225,6 +226,19 @@ def suite_grade_formats(binary, src):
     check(pl["score"] == 0.3333, f"PrairieLearn score rounded to 0.3333: {pl['score']}")
     rc, so, _ = grade(binary, t, ap, "gradescope", ["--rubric", rp])
     check(abs(json.loads(so)["score"] - 1) < 1e-9, "gradescope score 1 of 3")
+    # Gradescope Markdown: what a learner writes renders as the text it is
+    ap = os.path.join(work, "md.txt")
+    hostile = "<img src=x onerror=alert(1)> **bold** [link](http://x.test) `code` # h &amp; | t |"
+    with open(ap, "w") as f:
+        f.write("stall_span: %s\nstep_p50_ms: \"_45_ ms\"\n" % hostile)
+    rc, so, _ = grade(binary, t, ap, "gradescope")
+    d = json.loads(so)
+    gl.check_gradescope(d, "markdown", True)
+    outs = [x["output"] for x in d["tests"] if x["visibility"] != "hidden"]
+    bare = "".join(re.sub(r"\\[\s\S]", "", o) for o in outs)  # what is left outside the escapes
+    check(not set("<>*[]()`#&|_") & set(bare), f"Markdown: no raw HTML, emphasis, link or code outside an escape: {bare[:200]!r}")
+    check(any(hostile[:45] in gl.md_text(o) for o in outs) and any("'_45_ ms'" in gl.md_text(o) for o in outs),
+          "Markdown: the learner's text reads back as written")
     # JUnit escapes what a learner writes
     ap = os.path.join(work, "xml.txt")
     with open(ap, "w") as f:

@@ -141,6 +141,35 @@ START_TEST(sha256_vectors)
 }
 END_TEST
 
+/* RFC 4231 test cases 1, 2 and 6 (a key longer than the block is hashed first) */
+START_TEST(hmac_sha256_rfc4231)
+{
+	static const struct {
+		unsigned char key_byte;
+		size_t key_len;
+		const char *key, *msg, *want;
+	} v[] = {
+		{0x0b, 20, NULL, "Hi There", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+		{0, 4, "Jefe", "what do ya want for nothing?",
+		 "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+		{0xaa, 131, NULL, "Test Using Larger Than Block-Size Key - Hash Key First",
+		 "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		unsigned char key[131], d[32];
+		if (v[i].key)
+			memcpy(key, v[i].key, v[i].key_len);
+		else
+			memset(key, v[i].key_byte, v[i].key_len);
+		fl_hmac_sha256(key, v[i].key_len, v[i].msg, strlen(v[i].msg), d);
+		char hex[65];
+		for (int k = 0; k < 32; k++)
+			snprintf(hex + 2 * k, 3, "%02x", d[k]);
+		ck_assert_str_eq(hex, v[i].want);
+	}
+}
+END_TEST
+
 START_TEST(sha256_million_a)
 {
 	static const char *want = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
@@ -496,6 +525,7 @@ static Suite *common_suite(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, sha256_vectors);
 	tcase_add_test(tc, sha256_million_a);
+	tcase_add_test(tc, hmac_sha256_rfc4231);
 	tcase_add_test(tc, sha256_of_file);
 	suite_add_tcase(s, tc);
 
