@@ -9,6 +9,7 @@
 #define FL_UNITS_H
 
 #include <stddef.h>
+#include "grader/grading/text.h" /* text helpers, formerly declared here */
 
 /* ---- quantities ---- */
 
@@ -74,29 +75,6 @@ int fl_tol_number(double s, double t, double atol, double rtol);
 /* t / (1 + tol) <= s <= t * (1 + tol), for t > 0 */
 int fl_tol_ratio(double s, double t, double tol);
 
-/* ---- text ---- */
-
-/* Normalise for matching: trim, ASCII lowercase, '-', '_' and whitespace runs
- * become one space; with `loose`, punctuation too (. , ; : ! ? ( ) [ ] { } " '
- * ` / \ | * + = < >). Non-ASCII bytes are kept (no Unicode folding beyond
- * mapping the micro sign U+00B5 to U+03BC). Returns a malloc'd string. */
-char *fl_norm(const char *s, int loose);
-/* Normalise an answer or rubric key: lowercase, every run of characters other
- * than [a-z0-9] becomes one '_', no leading/trailing '_'. malloc'd. */
-char *fl_norm_key(const char *s);
-/* Offset of needle in hay as whole words (bounded by start/end or a space),
- * searching from `from`; -1 if absent. Both normalised. */
-long fl_find_phrase(const char *hay, const char *needle, size_t from);
-
-/* 1 if s[0..n) is valid UTF-8; else 0 and *bad_at (may be NULL) = offset. */
-int fl_utf8_valid(const char *s, size_t n, size_t *bad_at);
-/* A display copy of untrusted text: at most `max` bytes of it (cut at a
- * character boundary, "..." appended when cut), invalid UTF-8 as U+FFFD,
- * control characters as spaces. malloc'd; never NULL. */
-char *fl_clean_text(const char *s, size_t max);
-
-/* Shortest "%g"-like text of v that reads back within 1e-9 relative: at most
- * 10 significant digits ("36.9", "0.000301", "7504"). */
-void fl_fmt_num(char *buf, size_t n, double v);
+/* text normalisation, search and formatting: grader/grading/text.h */
 
 #endif
