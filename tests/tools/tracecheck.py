@@ -586,6 +586,8 @@ def pipeline(out):
             check(not any(e["name"].startswith("nccl") and "AllReduce" in e["name"] for e in r.kernels),
                   "%s: rank %d runs no all-reduce (the stages hold different layers)" % (label, r.rank))
         if stem == "pp-run-h":
+            print("      healthy pipeline m=%d p=%d: bubble %.1f%% (%s), formula %.1f%%"
+                  % (m, p, mean, ["%.1f" % share[k] for k in sorted(share)], formula))
             continue
         check(abs(mean - formula) <= 5, "%s: measured bubble %.1f%% of the step (mean over stages, %s) within 5 "
               "points of (p-1)/(m+p-1) = %.1f%%" % (label, mean, ["%.1f" % share[k] for k in sorted(share)], formula))
@@ -598,7 +600,7 @@ def pipeline(out):
         check(abs(req - formula) < 1e-6 and abs(meas - formula) <= 8,
               "%s: truth's bubble: requested %.1f%% (the formula), measured %.1f%% (median)" % (label, req, meas))
     if "pp-run-h" in res and len(res) == 2:
-        (fa, ff), (ha, hf) = [res[k] for k in sorted(res, key=lambda k: k != "pp-run-h")][::-1], res["pp-run-h"]
+        (fa, ff), (ha, hf) = [res[k] for k in res if k != "pp-run-h"][0], res["pp-run-h"]
         check(ha <= 0.5 * fa and ha <= hf + 8, "healthy pipeline: bubble %.1f%% (formula %.1f%%) <= half the "
               "faulty one's %.1f%%" % (ha, hf, fa))
 
