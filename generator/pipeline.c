@@ -346,8 +346,8 @@ void fl_pipe_optimizer(struct fl_workload *w)
 
 void fl_pipe_metrics(struct fl_workload *w)
 {
+	/* the step ends when this stage's device is done, its last sends included */
+	fl_dev_synchronize(w->rt.be);
 	if (w->stage == w->stages - 1)
 		w->last_loss = fl_rt_item(&w->rt, w->loss);
-	else /* the step ends when this stage's device is done (its last sends included) */
-		fl_dev_synchronize(w->rt.be);
 }

@@ -22,7 +22,7 @@
  *   forward       per micro-batch: receive, layers, send (the last stage: loss)
  *   backward      per micro-batch: receive the gradient, layers, send it on
  *   optimizer     SGD on this stage's layers (no data-parallel all-reduce)
- *   metrics       the last stage reads the loss; the others wait for their device
+ *   metrics       every stage waits for its device; the last one reads the loss
  * Calibration picks `dim` so that a healthy step lasts about the scenario's
  * target on this machine; the truth records the choice and the measurements.
  */
