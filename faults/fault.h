@@ -114,6 +114,10 @@ struct fl_services {
 	 * Gbit/s (the device paces the real transfer); FL_EINPUT when the device
 	 * has no emulated link (env->link_emulated says beforehand) */
 	enum fl_status (*set_link_gbps)(void *host, double gbps);
+	/* a pipeline workload: run `m` micro-batches per step from now on (at init:
+	 * the buffers are reallocated); FL_EINPUT when the workload is not a
+	 * pipeline or m is not in [1, batch] (env->pipeline_stages says beforehand) */
+	enum fl_status (*set_microbatches)(void *host, int m);
 	/* folders: scratch is this rank's own, empty at the start and removed after
 	 * the run (files a fault needs: never seen by the learner); out is where
 	 * the traces and the truth go (a file there is part of what learners get) */
@@ -147,6 +151,11 @@ static inline int fl_svc_device_stats(const struct fl_services *s, struct fl_dev
 {
 	return s->device_stats(s->host, out);
 }
+static inline __attribute__((warn_unused_result)) enum fl_status fl_svc_set_microbatches(const struct fl_services *s,
+											  int m)
+{
+	return s->set_microbatches(s->host, m);
+}
 static inline void fl_svc_set_allreduce_overlap(const struct fl_services *s, int overlapped)
 {
 	s->set_allreduce_overlap(s->host, overlapped);
@@ -175,6 +184,9 @@ struct fl_fault_env {
 	int rank, world_size;
 	int train;                   /* the workload trains (has backward, optimizer) */
 	int layers;                  /* model layers (forward/backward layer sites per step) */
+	int pipeline_stages;         /* a pipeline workload: its stages (= ranks); 0: not a pipeline */
+	int microbatches;            /* a pipeline workload: the scenario's micro-batches per step */
+	int batch;                   /* rows per step */
 	const char *const *phases;   /* the workload's phase names */
 	size_t n_phases;
 	long total_steps;
@@ -195,6 +207,7 @@ struct fl_fault_ops {
 	const char *backends;    /* the backends it runs on, space-separated: "cpu emu cuda" */
 	int needs_train;         /* a training workload (workload.mode "train") */
 	int min_ranks;           /* ranks it needs (0 or 1: any) */
+	const char *workload;    /* the workload.kind it needs ("pipeline"); NULL: the default "mlp" */
 	const struct fl_param_spec *params;
 	size_t n_params;
 	/* called once before any step; may refuse the run (wrong backend, bad phase) */

@@ -25,6 +25,7 @@
 	X(alloc_churn)               \
 	X(pageable_copy)             \
 	X(dtype_casts)               \
+	X(too_few_microbatches)      \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

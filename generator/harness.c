@@ -173,6 +173,15 @@ static enum fl_status svc_set_link_gbps(void *host, double gbps)
 	return h->be->ops->set_link_gbps(h->be, gbps);
 }
 
+static enum fl_status svc_set_microbatches(void *host, int m)
+{
+	struct fl_harness *h = host;
+	enum fl_status st = fl_pipe_set_microbatches(&h->wl, m);
+	if (st)
+		fl_error_prefix(st, "fault '%s': ", cur_name(h));
+	return st;
+}
+
 /* ---- the scratch folder: this rank's, removed after the run ---- */
 
 static enum fl_status scratch_create(struct fl_harness *h)
@@ -499,6 +508,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	long total = sc->wait + sc->warmup + active;
 	uint64_t t_start = fl_clock_realtime_ns();
 	int train = strcmp(sc->workload.mode, "train") == 0;
+	int pipeline = strcmp(sc->workload.kind, "pipeline") == 0;
 
 	memset(r, 0, sizeof(*r));
 	r->rank = fl_comm_rank();
@@ -522,6 +532,9 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	if (train && !be.ops->asynchronous)
 		return fl_error(FL_EINPUT, "scenario '%s': workload.mode \"train\" needs a device backend (emu), not '%s'",
 				sc->name, be.ops->name);
+	if (pipeline && r->world_size > 1 && !be.ops->sendrecv)
+		return fl_error(FL_EINPUT, "scenario '%s': a pipeline on %d ranks needs a backend with point-to-point "
+				"transfers (emu), not '%s'", sc->name, r->world_size, be.ops->name);
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
 		if (!fl_workload_has_phase(train, sc->workload.phases[p]))
 			return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: phase '%s' needs workload.mode \"train\"",
@@ -555,6 +568,9 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 
 	struct fl_workload_shape shape = {
 		.train = train,
+		.pipeline = pipeline,
+		.rank = r->rank,
+		.microbatches = (int)sc->workload.microbatches,
 		.batch = (int)sc->workload.batch,
 		.dim = (int)sc->workload.dim,
 		.layers = (int)sc->workload.layers,
@@ -599,6 +615,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.device_stats = svc_device_stats,
 		.set_allreduce_overlap = svc_set_allreduce_overlap,
 		.set_link_gbps = svc_set_link_gbps,
+		.set_microbatches = svc_set_microbatches,
 		.scratch_dir = h->scratch,
 		.out_dir = out_dir,
 	};
@@ -630,6 +647,9 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.world_size = r->world_size,
 		.train = train,
 		.layers = h->wl.layers,
+		.pipeline_stages = pipeline ? r->world_size : 0,
+		.microbatches = pipeline ? h->wl.microbatches : 0,
+		.batch = h->wl.batch,
 		.phases = sc->workload.phases,
 		.n_phases = sc->workload.n_phases,
 		.total_steps = total,

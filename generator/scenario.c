@@ -13,7 +13,7 @@ static const char *const top_keys[] = {"schema", "name", "description", "backend
 				       "schedule", "workload", "faults", "output", "rubric", "baseline", NULL};
 static const char *const schedule_keys[] = {"wait", "warmup", "active", NULL};
 static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "layers", "target_step_ms",
-					    "allocator", "phases", NULL};
+					    "allocator", "phases", "microbatches", NULL};
 static const char *const fault_keys[] = {"fault", "params", "vary", NULL};
 static const char *const output_keys[] = {"trace", "truth", NULL};
 static const char *const known_phases[] = {"data_loading", "forward", "backward", "optimizer", "metrics", NULL};
@@ -347,6 +347,7 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	sc->workload.layers = 4;
 	sc->workload.target_step_ms = 0.3;
 	sc->workload.alloc = FL_ALLOC_SYSTEM;
+	sc->workload.microbatches = 0;
 	if (!w)
 		return fl_error(FL_EINPUT, "'%s': workload: missing, expected an object", file);
 	if (!cJSON_IsObject(w))
@@ -359,10 +360,25 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	    (st = fl_json_get_int(file, "workload", w, "dim", 0, 8, 8192, &sc->workload.dim)) ||
 	    (st = fl_json_get_int(file, "workload", w, "layers", 0, 1, 16, &sc->workload.layers)) ||
 	    (st = fl_json_get_number(file, "workload", w, "target_step_ms", 0, &sc->workload.target_step_ms)) ||
-	    (st = fl_json_get_string(file, "workload", w, "allocator", 0, &alloc)))
+	    (st = fl_json_get_string(file, "workload", w, "allocator", 0, &alloc)) ||
+	    (st = fl_json_get_int(file, "workload", w, "microbatches", 0, 1, 1024, &sc->workload.microbatches)))
 		return st;
-	if (strcmp(sc->workload.kind, "mlp") != 0)
-		return fl_error(FL_EINPUT, "'%s': workload.kind: expected \"mlp\", got \"%s\"", file, sc->workload.kind);
+	if (strcmp(sc->workload.kind, "mlp") != 0 && strcmp(sc->workload.kind, "pipeline") != 0)
+		return fl_error(FL_EINPUT, "'%s': workload.kind: expected \"mlp\" or \"pipeline\", got \"%s\"", file,
+				sc->workload.kind);
+	int pipeline = strcmp(sc->workload.kind, "pipeline") == 0;
+	if (pipeline && !cJSON_GetObjectItemCaseSensitive(w, "mode"))
+		sc->workload.mode = "train"; /* a pipeline trains */
+	if (pipeline && strcmp(sc->workload.mode, "train") != 0)
+		return fl_error(FL_EINPUT, "'%s': workload.mode: a \"pipeline\" workload trains, expected \"train\", got \"%s\"",
+				file, sc->workload.mode);
+	if (!pipeline && sc->workload.microbatches)
+		return fl_error(FL_EINPUT, "'%s': workload.microbatches: only a \"pipeline\" workload has micro-batches", file);
+	if (pipeline && !sc->workload.microbatches)
+		sc->workload.microbatches = 8;
+	if (pipeline && sc->workload.microbatches > sc->workload.batch)
+		return fl_error(FL_EINPUT, "'%s': workload.microbatches: %ld is more than the batch (%ld rows)", file,
+				sc->workload.microbatches, sc->workload.batch);
 	if (strcmp(sc->workload.mode, "inference") != 0 && strcmp(sc->workload.mode, "train") != 0)
 		return fl_error(FL_EINPUT, "'%s': workload.mode: expected \"inference\" or \"train\", got \"%s\"", file,
 				sc->workload.mode);

@@ -220,6 +220,10 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	cJSON_AddNumberToObject(cal, "max_dim", c->max_dim);
 	if (c->train)
 		cJSON_AddNumberToObject(cal, "layers", c->layers);
+	if (strcmp(in->sc->workload.kind, "pipeline") == 0) { /* layers per stage; the scenario's micro-batches */
+		cJSON_AddStringToObject(cal, "kind", "pipeline");
+		cJSON_AddNumberToObject(cal, "microbatches", (double)in->sc->workload.microbatches);
+	}
 	cJSON_AddNumberToObject(cal, "measured_step_ms", c->measured_ms);
 	cJSON_AddStringToObject(cal, "allocator", fl_alloc_policy_name(c->alloc));
 	cJSON *tries = cJSON_AddArrayToObject(cal, "tried");

@@ -19,12 +19,21 @@ void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct
 		w->layers = FL_MAX_LAYERS;
 	w->world = shape->world > 0 ? shape->world : 1;
 	w->ddp_overlap = 1;
+	w->pipeline = shape->pipeline;
 	w->lr = 0.01f;
 	float scale = 1.0f / sqrtf((float)w->dim);
 	for (int l = 0; l < w->layers; l++)
 		w->w[l] = fl_rt_param(&w->rt, w->dim, w->dim, scale);
-	if (w->train)
+	if (w->pipeline) {
+		w->stage = shape->rank;
+		w->stages = w->world;
+		w->microbatches = shape->microbatches > 0 ? shape->microbatches : 1;
+		if (w->microbatches > w->batch)
+			w->microbatches = w->batch;
+		fl_pipe_alloc(w);
+	} else if (w->train) {
 		fl_train_alloc(w);
+	}
 }
 
 static void site(struct fl_workload *w, enum fl_site s, struct fl_tensor **t)
@@ -35,12 +44,20 @@ static void site(struct fl_workload *w, enum fl_site s, struct fl_tensor **t)
 
 static void phase_data_loading(struct fl_workload *w)
 {
+	if (w->pipeline) {
+		fl_pipe_data_loading(w);
+		return;
+	}
 	fl_tensor_free(&w->rt, w->x);
 	w->x = fl_rt_randn(&w->rt, w->batch, w->dim);
 }
 
 static void phase_forward(struct fl_workload *w)
 {
+	if (w->pipeline) {
+		fl_pipe_forward(w);
+		return;
+	}
 	if (w->train) {
 		fl_train_forward(w);
 		return;
@@ -63,8 +80,28 @@ static void phase_forward(struct fl_workload *w)
 	fl_tensor_free(rt, sq);
 }
 
+static void phase_backward(struct fl_workload *w)
+{
+	if (w->pipeline)
+		fl_pipe_backward(w);
+	else
+		fl_train_backward(w);
+}
+
+static void phase_optimizer(struct fl_workload *w)
+{
+	if (w->pipeline)
+		fl_pipe_optimizer(w);
+	else
+		fl_train_optimizer(w);
+}
+
 static void phase_metrics(struct fl_workload *w)
 {
+	if (w->pipeline) {
+		fl_pipe_metrics(w);
+		return;
+	}
 	if (w->loss)
 		w->last_loss = fl_rt_item(&w->rt, w->loss);
 }
@@ -76,8 +113,8 @@ static const struct {
 } phases[] = {
 	{"data_loading", 0, phase_data_loading},
 	{"forward", 0, phase_forward},
-	{"backward", 1, fl_train_backward},
-	{"optimizer", 1, fl_train_optimizer},
+	{"backward", 1, phase_backward},
+	{"optimizer", 1, phase_optimizer},
 	{"metrics", 0, phase_metrics},
 };
 
@@ -99,7 +136,9 @@ void fl_workload_run_phase(struct fl_workload *w, const char *phase)
 void fl_workload_release(struct fl_workload *w)
 {
 	fl_dev_synchronize(w->rt.be);
-	if (w->train)
+	if (w->pipeline)
+		fl_pipe_release(w);
+	else if (w->train)
 		fl_train_release(w);
 	fl_tensor_free(&w->rt, w->x);
 	fl_tensor_free(&w->rt, w->loss);
@@ -114,7 +153,10 @@ static double healthy_step_ms(struct fl_backend *be, const struct fl_workload_sh
 {
 	struct fl_workload w;
 	double ms[9];
-	fl_workload_init(&w, be, shape, seed);
+	struct fl_workload_shape one = *shape;
+	one.world = 1; /* a pipeline measured alone is one stage running every micro-batch */
+	one.rank = 0;
+	fl_workload_init(&w, be, &one, seed);
 	w.world = 1; /* calibration measures one rank alone */
 	for (int i = 0; i < 3 + 9; i++) {
 		uint64_t t0 = fl_clock_ticks();

@@ -12,6 +12,17 @@
  *                 it is ready (one bucket per layer), else all at once at the end
  *   optimizer     waits for the all-reduce, then SGD on every layer
  *   metrics       a host read of the loss
+ * Pipeline-parallel training (kind "pipeline", pipeline.c): the ranks are the
+ * stages of one model, each holding `layers` layers; the batch is split into
+ * `microbatches` micro-batches run in the GPipe schedule (every micro-batch's
+ * forward, then every micro-batch's backward). Activations go forward and their
+ * gradients backward between neighbouring stages as point-to-point transfers
+ * on the comm stream; the compute stream waits for each one it needs.
+ *   data_loading  the batch (first stage only)
+ *   forward       per micro-batch: receive, layers, send (the last stage: loss)
+ *   backward      per micro-batch: receive the gradient, layers, send it on
+ *   optimizer     SGD on this stage's layers (no data-parallel all-reduce)
+ *   metrics       every stage waits for its device; the last one reads the loss
  * Calibration picks `dim` so that a healthy step lasts about the scenario's
  * target on this machine; the truth records the choice and the measurements.
  */
@@ -30,6 +41,9 @@ struct fl_workload {
 	int world;                /* ranks taking part in the gradient all-reduce */
 	int ddp_overlap;          /* 1: bucketed during backward; 0: after it (a fault sets it through the harness) */
 	float lr;
+	/* pipeline: this rank's stage of `stages`, and the micro-batches of a step */
+	int pipeline, stage, stages, microbatches;
+	struct fl_pipe *pipe;
 	struct fl_tensor *w[FL_MAX_LAYERS];
 	struct fl_tensor *act[FL_MAX_LAYERS + 1]; /* training: saved activations, act[0] = x */
 	struct fl_tensor *grads;  /* training: flat gradient buffer, layers × dim × dim */
@@ -42,6 +56,7 @@ struct fl_workload {
 
 struct fl_workload_shape {
 	int train;
+	int pipeline, rank, microbatches; /* pipeline: stages = world */
 	int batch, dim, layers, world;
 	enum fl_alloc_policy alloc;
 };
@@ -59,6 +74,19 @@ void fl_train_backward(struct fl_workload *w);
 void fl_train_optimizer(struct fl_workload *w);
 void fl_train_alloc(struct fl_workload *w);
 void fl_train_release(struct fl_workload *w);
+
+/* pipeline phases (pipeline.c) */
+void fl_pipe_alloc(struct fl_workload *w);
+void fl_pipe_release(struct fl_workload *w);
+void fl_pipe_data_loading(struct fl_workload *w);
+void fl_pipe_forward(struct fl_workload *w);
+void fl_pipe_backward(struct fl_workload *w);
+void fl_pipe_optimizer(struct fl_workload *w);
+void fl_pipe_metrics(struct fl_workload *w);
+/* Run `m` micro-batches per step from now on (before a step, outside the
+ * recorded window: the buffers are reallocated). FL_EINPUT when the workload
+ * is not a pipeline or m is not in [1, batch]. */
+enum fl_status fl_pipe_set_microbatches(struct fl_workload *w, int m);
 
 #define FL_CALIB_MAX_TRIES 20
 

@@ -9,7 +9,8 @@
  * can draw launch → kernel flow arrows. Syncs block on a condition variable until
  * the queue drains; nothing spins. Collectives run on the comm stream's worker
  * as real MPI collectives and are named like NCCL's kernels, so trace tools
- * classify them as communication.
+ * classify them as communication; so are point-to-point sends and receives
+ * (MPI_Isend / MPI_Irecv, named as NCCL's SendRecv kernel).
  *
  * A clock factor f > 1 emulates a throttled device: after each compute kernel
  * the worker pauses (f − 1) × its real duration, so the kernel lasts f times
@@ -42,7 +43,7 @@
 #define QCAP 4096
 #define N_STREAMS 2
 
-enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_RELEASE, OP_SET, OP_STOP };
+enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_SENDRECV, OP_RELEASE, OP_SET, OP_STOP };
 
 struct emu_op {
 	enum op_kind kind;
@@ -58,6 +59,7 @@ struct emu_op {
 	void (*fn)(void *ctx);
 	void *ctx;
 	double *target, value; /* OP_SET: *target = value, in stream order */
+	int peer, send, tag;   /* OP_SENDRECV */
 };
 
 struct emu_dev;
@@ -88,7 +90,7 @@ struct emu_dev {
 	int device;
 	struct fl_device_stats st;
 	pthread_mutex_t stats_mu;
-	uint32_t n_launch, n_memcpy, n_ssync, n_dsync, n_wait, n_allreduce_kernel;
+	uint32_t n_launch, n_memcpy, n_ssync, n_dsync, n_wait, n_allreduce_kernel, n_sendrecv_kernel;
 	uint32_t n_memcpy_sync, n_malloc, n_free;
 	uint32_t n_memcpy_kind[3];
 	struct name_cache names[64];
@@ -247,6 +249,18 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&d->stats_mu);
 			break;
 		}
+		case OP_SENDRECV: {
+			enum fl_status st = op.send ? fl_comm_send(op.dst, op.bytes / sizeof(float), op.peer, op.tag)
+						    : fl_comm_recv(op.dst, op.bytes / sizeof(float), op.peer, op.tag);
+			t1 = fl_clock_ticks();
+			if (st)
+				d->comm_error = st;
+			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, op.bytes);
+			pthread_mutex_lock(&d->stats_mu);
+			d->st.collectives++;
+			pthread_mutex_unlock(&d->stats_mu);
+			break;
+		}
 		case OP_RELEASE:
 			op.fn(op.ctx);
 			break;
@@ -306,6 +320,7 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 	d->n_malloc = fl_tracer_intern("cudaMalloc");
 	d->n_free = fl_tracer_intern("cudaFree");
 	d->n_allreduce_kernel = fl_tracer_intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	d->n_sendrecv_kernel = fl_tracer_intern("ncclDevKernel_SendRecv");
 	for (int k = 0; k < 3; k++)
 		d->n_memcpy_kind[k] = fl_tracer_intern(copy_name((enum fl_copy_kind)k));
 	d->device = cfg->device;
@@ -466,6 +481,18 @@ static void emu_allreduce(struct fl_backend *be, float *buf, size_t n, int strea
 	fl_span_end(slot);
 }
 
+/* A point-to-point transfer on the comm stream's worker (MPI_Isend / MPI_Irecv
+ * polled to completion), named like NCCL's send/recv kernel. */
+static void emu_sendrecv(struct fl_backend *be, float *buf, size_t n, int peer, int send, int tag, int stream)
+{
+	struct emu_dev *d = be->state;
+	struct emu_op op = {.kind = OP_SENDRECV, .dst = buf, .bytes = n * sizeof(float), .peer = peer, .send = send,
+			    .tag = tag, .name = d->n_sendrecv_kernel};
+	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
+	enqueue(stream_of(d, stream), &op);
+	fl_span_end(slot);
+}
+
 static void emu_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream)
 {
 	struct emu_dev *d = be->state;
@@ -554,6 +581,7 @@ const struct fl_backend_ops fl_backend_emu = {
 	.stream_synchronize = emu_stream_synchronize,
 	.synchronize = emu_synchronize,
 	.allreduce = emu_allreduce,
+	.sendrecv = emu_sendrecv,
 	.release = emu_release,
 	.set_clock_factor = emu_set_clock_factor,
 	.set_link_gbps = emu_set_link_gbps,

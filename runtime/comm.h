@@ -22,6 +22,10 @@ int fl_comm_size(void);
 /* Sum n floats across ranks in place. */
 enum fl_status fl_comm_allreduce_sum(float *buf, size_t n);
 enum fl_status fl_comm_barrier(void);
+/* Point to point: send n floats to rank `peer`, or receive n floats from it,
+ * with message tag `tag` (messages between two ranks on one tag keep their order). */
+enum fl_status fl_comm_send(const float *buf, size_t n, int peer, int tag);
+enum fl_status fl_comm_recv(float *buf, size_t n, int peer, int tag);
 enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root);
 /* Gather one NUL-terminated string per rank at rank 0: *all gets size strings
  * (malloc'd, caller frees each and the array); NULL on other ranks. */
@@ -50,6 +54,20 @@ static inline enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
 	return FL_OK;
 }
 static inline enum fl_status fl_comm_barrier(void) { return FL_OK; }
+static inline enum fl_status fl_comm_send(const float *buf, size_t n, int peer, int tag)
+{
+	(void)buf;
+	(void)n;
+	(void)tag;
+	return fl_error(FL_ERUNTIME, "send to rank %d: this faultline was built without MPI (a single rank)", peer);
+}
+static inline enum fl_status fl_comm_recv(float *buf, size_t n, int peer, int tag)
+{
+	(void)buf;
+	(void)n;
+	(void)tag;
+	return fl_error(FL_ERUNTIME, "receive from rank %d: this faultline was built without MPI (a single rank)", peer);
+}
 static inline enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root)
 {
 	(void)buf;

@@ -133,6 +133,28 @@ enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
 	return wait_req(&req, "MPI_Iallreduce");
 }
 
+enum fl_status fl_comm_send(const float *buf, size_t n, int peer, int tag)
+{
+	if (!inited || peer < 0 || peer >= size || peer == rank)
+		return fl_error(FL_ERUNTIME, "rank %d: send to rank %d of %d: no such peer", rank, peer, size);
+	MPI_Request req;
+	int rc = MPI_Isend(buf, (int)n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Isend");
+	return wait_req(&req, "MPI_Isend");
+}
+
+enum fl_status fl_comm_recv(float *buf, size_t n, int peer, int tag)
+{
+	if (!inited || peer < 0 || peer >= size || peer == rank)
+		return fl_error(FL_ERUNTIME, "rank %d: receive from rank %d of %d: no such peer", rank, peer, size);
+	MPI_Request req;
+	int rc = MPI_Irecv(buf, (int)n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, &req);
+	if (rc != MPI_SUCCESS)
+		return mpi_err(rc, "MPI_Irecv");
+	return wait_req(&req, "MPI_Irecv");
+}
+
 enum fl_status fl_comm_barrier(void)
 {
 	if (!inited)

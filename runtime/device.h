@@ -76,6 +76,10 @@ struct fl_backend_ops {
 	void (*synchronize)(struct fl_backend *be);
 	/* called to sum a float buffer across ranks on `stream` (NULL: single rank only) */
 	void (*allreduce)(struct fl_backend *be, float *buf, size_t n, int stream);
+	/* called to send n floats to rank `peer` (send 1) or receive them from it
+	 * (send 0) on `stream`, point to point, as NCCL's send/recv (NULL: none);
+	 * `tag` keeps two directions between the same ranks apart */
+	void (*sendrecv)(struct fl_backend *be, float *buf, size_t n, int peer, int send, int tag, int stream);
 	/* called to free memory after the work queued on `stream` (NULL: free now) */
 	void (*release)(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream);
 	/* called to slow every compute kernel by `factor` (a clock-throttled device) */

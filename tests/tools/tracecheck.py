@@ -9,6 +9,7 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
        tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
+       tracecheck.py pipeline OUT_DIR       # pipeline bubble (see pipeline())
        tracecheck.py catalog_b OUT_DIR      # recompile, checkpoint, DVFS, optimizer (see catalog_b())
        tracecheck.py catalog OUT_DIR        # launch_bound, alloc_stall, blocking_h2d, dtype_casts
                                             # (see catalog(); FL_TIMING_CHECKS=0 keeps the exact counts only)
@@ -492,7 +493,7 @@ def multirank(out):
         link = props.get("interconnect", {})
         check(link.get("emulated") is True and link.get("bandwidth (Gbit/s)") == gbps,
               "comm-bound: deviceProperties names the emulated link (%s)" % link)
-        meas = median([i["measured"] for i in t["faults"][0]["instances"] if i["recorded"]])
+        meas = quantile([i["measured"] for i in t["faults"][0]["instances"] if i["recorded"]], 0.25)
         # the pacing is a floor: never faster than the link; slower by what the load adds
         check(0.25 * gbps <= meas <= 1.05 * gbps, "comm-bound: truth's measured link speed %.2f Gbit/s (median) "
               "in [0.25, 1.05] x %.2f" % (meas, gbps))
@@ -527,6 +528,84 @@ def multirank(out):
               % (100 * st_spread, 100 * cb_spread))
         check(st_comp >= 0.4, "lookalike: straggler's per-rank compute spread %.0f%% >= 40%% (comm-bound's <= 15%%)"
               % (100 * st_comp))
+
+
+# ---- pipeline parallelism: the bubble ----
+
+def gaps(u, a, b):
+    """idle intervals' lengths of union u inside [a, b], the edges included"""
+    u = clip(u, a, b)
+    out, t = [], a
+    for x, y in u:
+        out.append(x - t)
+        t = y
+    out.append(b - t)
+    return [g for g in out if g > 0]
+
+
+def bubble(r):
+    """[(idle share of the compute stream, share of the idle in the step's two
+    largest gaps)] of each step of rank trace r"""
+    out = []
+    for _, s in r.steps:
+        a, b = s["ts"], s["ts"] + s["dur"]
+        g = sorted(gaps(r.compute, a, b), reverse=True)
+        idle = sum(g)
+        out.append((idle / s["dur"], sum(g[:2]) / idle if idle else 0.0))
+    return out
+
+
+def pipeline(out):
+    """Signatures of the pipeline-parallel scenarios found in OUT_DIR: too few
+    micro-batches (stem FL_PIPE_STEM, default pp-run-a) leaves every stage idle
+    for (p-1)/(m+p-1) of the step, in wedges (the pipeline's fill and drain, not
+    spread thin), with 2m point-to-point transfers per step per neighbour;
+    beside it the healthy pipeline (stem pp-run-h, many micro-batches) idles far less."""
+    names = os.listdir(out)
+    res = {}
+    for stem in (os.environ.get("FL_PIPE_STEM", "pp-run-a"), "pp-run-h"):
+        if not any(n.startswith(stem + ".rank-") for n in names):
+            continue
+        rs = ranks(out, stem)
+        t = truth_of(out, stem)
+        p = len(rs)
+        m = t["faults"][0]["params"]["microbatches"] if t["faults"] else t["environment"]["calibration"]["microbatches"]
+        formula = 100.0 * (p - 1) / (m + p - 1)
+        # a loaded machine only ever adds idle time (a stage descheduled makes its
+        # neighbours wait): the least idle quarter of the steps shows the schedule
+        share = {r.rank: 100 * quantile([b[0] for b in bubble(r)], 0.25) for r in rs}
+        wedge = {r.rank: median([b[1] for b in bubble(r)]) for r in rs}
+        mean = sum(share.values()) / p
+        res[stem] = (mean, formula)
+        label = "pipeline m=%d p=%d" % (m, p)
+        check(p >= 2, "%s: one trace per stage (%d)" % (label, p))
+        for r in rs:
+            sr = [e for e in r.kernels if e["name"] == "ncclDevKernel_SendRecv"]
+            per = {n: sum(1 for e in sr if s["ts"] <= e["ts"] < s["ts"] + s["dur"]) for n, s in r.steps}
+            want = 2 * m * (1 if r.rank in (0, p - 1) else 2)
+            check(all(v == want for v in per.values()), "%s: rank %d runs %d point-to-point transfers per step "
+                  "(SendRecv kernels, %s)" % (label, r.rank, want, sorted(set(per.values()))))
+            check(not any(e["name"].startswith("nccl") and "AllReduce" in e["name"] for e in r.kernels),
+                  "%s: rank %d runs no all-reduce (the stages hold different layers)" % (label, r.rank))
+        if stem == "pp-run-h":
+            print("      healthy pipeline m=%d p=%d: bubble %.1f%% (%s), formula %.1f%%"
+                  % (m, p, mean, ["%.1f" % share[k] for k in sorted(share)], formula))
+            continue
+        check(abs(mean - formula) <= 5, "%s: measured bubble %.1f%% of the step (mean over stages, %s) within 5 "
+              "points of (p-1)/(m+p-1) = %.1f%%" % (label, mean, ["%.1f" % share[k] for k in sorted(share)], formula))
+        check(all(abs(v - formula) <= 8 for v in share.values()),
+              "%s: every stage idles within 8 points of the formula (%s)" % (label, ["%.1f" % share[k] for k in sorted(share)]))
+        check(all(v >= 0.7 for v in wedge.values()), "%s: the idle sits in wedges: the step's two largest gaps hold "
+              ">= 70%% of each stage's idle time (%s)" % (label, ["%.2f" % wedge[k] for k in sorted(wedge)]))
+        meas = quantile([i["measured"] for i in t["faults"][0]["instances"] if i["recorded"]], 0.25)
+        req = t["faults"][0]["instances"][0]["requested"]
+        check(abs(req - formula) < 1e-6 and abs(meas - formula) <= 8,
+              "%s: truth's bubble: requested %.1f%% (the formula), measured %.1f%% (lower quartile)" % (label, req, meas))
+    if "pp-run-h" in res and len(res) == 2:
+        (fa, ff), (ha, hf) = [res[k] for k in res if k != "pp-run-h"][0], res["pp-run-h"]
+        # more micro-batches: a smaller bubble, plus a little per transfer
+        check(fa - ha >= 10 and ha <= hf + 10, "healthy pipeline: bubble %.1f%% (formula %.1f%%, within 10 points) "
+              "at least 10 points below the faulty one's %.1f%%" % (ha, hf, fa))
 
 
 # ---- catalog part 1 (b): recompile, checkpoint, DVFS, per-parameter optimizer ----
@@ -726,6 +805,7 @@ def catalog(out):
 
 def main():
     cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank,
+            "pipeline": pipeline,
             "catalog": catalog, "catalog_b": catalog_b}
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)

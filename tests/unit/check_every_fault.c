@@ -134,6 +134,7 @@ END_TEST
 struct shape {
 	const char *backend;
 	int train, ranks;
+	const char *kind; /* workload.kind; NULL: "mlp" */
 };
 
 static void write_text(const char *path, const char *text)
@@ -158,7 +159,7 @@ static void write_scenario(const char *path, const struct shape *sh, const char 
 	cJSON_AddNumberToObject(s, "warmup", 1);
 	cJSON_AddNumberToObject(s, "active", 4);
 	cJSON *w = cJSON_AddObjectToObject(d, "workload");
-	cJSON_AddStringToObject(w, "kind", "mlp");
+	cJSON_AddStringToObject(w, "kind", sh->kind ? sh->kind : "mlp");
 	cJSON_AddStringToObject(w, "mode", sh->train ? "train" : "inference");
 	cJSON_AddNumberToObject(w, "batch", 8);
 	cJSON_AddNumberToObject(w, "dim", 32);
@@ -330,7 +331,8 @@ static int has_user_span(const cJSON *doc, const char *name)
 
 static void shape_name(const struct shape *sh, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s-%s-%dr", sh->backend, sh->train ? "train" : "infer", sh->ranks);
+	snprintf(buf, n, "%s-%s-%dr%s%s", sh->backend, sh->train ? "train" : "infer", sh->ranks, sh->kind ? "-" : "",
+		 sh->kind ? sh->kind : "");
 }
 
 /* The keys of a healthy trace of this shape: what the trace format itself uses.
@@ -416,7 +418,8 @@ static const char *cannot_run(const struct shape *sh)
 
 static struct shape smoke_shape(const struct fl_fault_ops *f, const char *backend)
 {
-	struct shape sh = {.backend = backend, .train = f->needs_train, .ranks = f->min_ranks > 1 ? f->min_ranks : 1};
+	struct shape sh = {.backend = backend, .train = f->needs_train, .ranks = f->min_ranks > 1 ? f->min_ranks : 1,
+			   .kind = f->workload};
 	return sh;
 }
 
