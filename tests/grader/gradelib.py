@@ -91,6 +91,8 @@ def resolve(truth, expr):
     m = re.fullmatch(r"([a-z_]+)\((.*)\)", expr, re.S)
     if m:
         f, args = m.group(1), [resolve(truth, a) for a in split_args(m.group(2))]
+        if any(isinstance(a, str) and a.startswith(("trace:", "fleet:")) for a in args):
+            return expr  # computed at grade time from the traces: not known here
         flat = args[0] if len(args) == 1 and isinstance(args[0], list) else args
         return {"ratio": lambda: args[0] / args[1], "diff": lambda: args[0] - args[1],
                 "mul": lambda: args[0] * args[1], "abs": lambda: abs(args[0]),
