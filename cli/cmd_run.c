@@ -7,7 +7,7 @@
 #include "runtime/comm.h"
 
 const char fl_run_usage[] =
-	"usage: faultline run SCENARIO [-o DIR] [--backend B] [--seed S [--vary]] [--steps N] [--ranks N]\n"
+	"usage: faultline run SCENARIO [-o DIR] [--backend B] [--seed S [--vary]] [--steps N] [--ranks N] [--blind]\n"
 	"\n"
 	"Runs the scenario's workload for real with its faults injected, captures the\n"
 	"recorded steps as a Kineto-layout Chrome trace and writes the truth beside it.\n"
@@ -20,6 +20,9 @@ const char fl_run_usage[] =
 	"                  in a fault's \"vary\" ranges from --seed; the truth records the draws\n"
 	"  --steps N       number of recorded (active) steps\n"
 	"  --ranks N       number of ranks (more than 1 needs a multi-rank backend)\n"
+	"  --blind         neutral file names whatever the scenario's \"output\" says:\n"
+	"                  trace-HASH.json.gz (trace-HASH.rank-K.json.gz per rank) and\n"
+	"                  trace-HASH.truth.json, HASH fresh and random for every run\n"
 	"\n"
 	"Exit: 0 ok; 2 usage or bad scenario; 3 runtime error (I/O, device); 4 internal error.\n";
 
@@ -30,6 +33,7 @@ const struct fl_opt fl_run_opts[] = {
 	{.name = "--steps", .kind = FL_OPT_INT, .min = 1, .max = 1000000},
 	{.name = "--vary"},
 	{.name = "--ranks", .kind = FL_OPT_INT, .min = 1, .max = 1024},
+	{.name = "--blind"},
 	{NULL},
 };
 
@@ -65,6 +69,7 @@ enum fl_status fl_cmd_run(int argc, char **argv)
 		o.active_steps = v->l;
 	long ranks = (v = fl_args_get(&a, "--ranks")) ? v->l : 0;
 	int vary = fl_args_has(&a, "--vary");
+	o.blind = fl_args_has(&a, "--blind");
 	const char *path = a.args[0];
 	fl_args_release(&a);
 
