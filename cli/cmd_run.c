@@ -85,7 +85,9 @@ enum fl_status fl_cmd_run(int argc, char **argv)
 				      sc.name, sc.ranks);
 			goto out;
 		}
-		st = fl_mpirun((int)sc.ranks, argv, argc, 1);
+		/* wait rather than exec: a rank killed outright makes mpirun exit 137,
+		 * which must still end as exit 3 with a message */
+		st = fl_mpirun((int)sc.ranks, argv, argc, 0);
 		goto out;
 	}
 	if ((st = fl_comm_init()))
