@@ -38,10 +38,10 @@ def add(key, v):
 
 for i in range(1, n + 1):
     out = os.path.join(tmp, "run%d" % i)
-    hev, hs = trace(os.path.join(out, "lab-healthy.json.gz"))
-    sev, ss = trace(os.path.join(out, "lab-starved.json.gz"))
-    oev, os_ = trace(os.path.join(out, "lab-opstorm.json.gz"))
-    rev, rs = trace(os.path.join(out, "lab-hoststall.json.gz"))
+    hev, hs = trace(os.path.join(out, "lab-r7-a.json.gz"))
+    sev, ss = trace(os.path.join(out, "lab-r7-b.json.gz"))
+    oev, os_ = trace(os.path.join(out, "lab-r8.json.gz"))
+    rev, rs = trace(os.path.join(out, "lab-r9.json.gz"))
     hops = sum(1 for e in hev if e["cat"] == "cpu_op")
     oops = sum(1 for e in oev if e["cat"] == "cpu_op")
     add("healthy ops (8 steps)", hops)
@@ -58,7 +58,7 @@ for i in range(1, n + 1):
     steps = dict(zip(range(2, 2 + len(rs)), rs))
     clean = [ms for k, ms in steps.items() if k % 3 != 2 and k % 2 != 1]
     add("R9 clean steps (ms, p50)", p50(clean))
-    with open(os.path.join(out, "lab-hoststall.truth.json")) as f:
+    with open(os.path.join(out, "lab-r9.truth.json")) as f:
         truth = json.load(f)
     gc = next(x for x in truth["faults"] if x["fault"] == "gc_pause")
     first = gc["instances"][0]

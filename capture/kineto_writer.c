@@ -290,7 +290,7 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 	strbuf_adds(&sb, "},\n  {\"ph\": \"i\", \"s\": \"g\", \"name\": \"Record Window End\", \"pid\": \"\", \"tid\": \"\", \"ts\": ");
 	add_us(&sb, (int64_t)(w1 - base));
 	strbuf_adds(&sb, "}\n  ],\n  \"traceName\": ");
-	strbuf_add_json_str(&sb, m->trace_name ? m->trace_name : path);
+	strbuf_add_json_str(&sb, m->trace_name ? m->trace_name : "trace"); /* never the file name: it may tell */
 	strbuf_adds(&sb, "\n}\n");
 	fl_outfile_write(f, sb.buf, sb.len);
 	st = fl_outfile_commit(f);

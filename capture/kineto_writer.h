@@ -14,7 +14,7 @@
 #include "common/status.h"
 
 struct fl_trace_meta {
-	const char *trace_name;        /* traceName */
+	const char *trace_name;        /* traceName (NULL: "trace"); a neutral id, not the file name */
 	const char *process_name;      /* name of the host process row */
 	const char *device_properties; /* JSON array text; NULL → [] */
 	int rank, world_size;

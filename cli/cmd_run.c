@@ -9,6 +9,7 @@
 
 const char fl_run_usage[] =
 	"usage: faultline run SCENARIO [-o DIR] [--backend B] [--seed S [--vary]] [--steps N] [--ranks N]\n"
+	"                     [--blind] [--check]\n"
 	"\n"
 	"Runs the scenario's workload for real with its faults injected, captures the\n"
 	"recorded steps as a Kineto-layout Chrome trace and writes the truth beside it.\n"
@@ -23,6 +24,9 @@ const char fl_run_usage[] =
 	"  --ranks N       number of ranks (more than 1 needs a multi-rank backend)\n"
 	"  --check         then diagnose the trace (faultline diagnose) and warn on stderr\n"
 	"                  when the injected family is not the top finding (exit still 0)\n"
+	"  --blind         neutral file names whatever the scenario's \"output\" says:\n"
+	"                  trace-HASH.json.gz (trace-HASH.rank-K.json.gz per rank) and\n"
+	"                  trace-HASH.truth.json, HASH fresh and random for every run\n"
 	"\n"
 	"Exit: 0 ok; 2 usage or bad scenario; 3 runtime error (I/O, device); 4 internal error.\n";
 
@@ -34,6 +38,7 @@ const struct fl_opt fl_run_opts[] = {
 	{.name = "--vary"},
 	{.name = "--ranks", .kind = FL_OPT_INT, .min = 1, .max = 1024},
 	{.name = "--check"},
+	{.name = "--blind"},
 	{NULL},
 };
 
@@ -70,6 +75,7 @@ enum fl_status fl_cmd_run(int argc, char **argv)
 	long ranks = (v = fl_args_get(&a, "--ranks")) ? v->l : 0;
 	int vary = fl_args_has(&a, "--vary");
 	int check = fl_args_has(&a, "--check");
+	o.blind = fl_args_has(&a, "--blind");
 	const char *path = a.args[0];
 	fl_args_release(&a);
 
@@ -85,7 +91,9 @@ enum fl_status fl_cmd_run(int argc, char **argv)
 				      sc.name, sc.ranks);
 			goto out;
 		}
-		st = fl_mpirun((int)sc.ranks, argv, argc, 1);
+		/* wait rather than exec: a rank killed outright makes mpirun exit 137,
+		 * which must still end as exit 3 with a message */
+		st = fl_mpirun((int)sc.ranks, argv, argc, 0);
 		goto out;
 	}
 	if ((st = fl_comm_init()))

@@ -1,6 +1,7 @@
 /* main.c — the faultline entry point: dispatch a command (cli/commands.c), map
  * its status to the exit code, and make sure stdout reached its destination. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,5 +22,8 @@ static int finish(enum fl_status st)
 
 int main(int argc, char **argv)
 {
+	/* a file-size limit (ulimit -f) makes write() fail with EFBIG instead of
+	 * killing the process, so the output is aborted and the file named */
+	signal(SIGXFSZ, SIG_IGN);
 	return finish(fl_command_main(argc, argv));
 }

@@ -1,7 +1,9 @@
 #include "common/outfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,47 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+/* Remove the temporaries that a killed writer left for the same final name:
+ * ".NAME.tmp-PID-XXXXXX" whose PID is no longer a live process on this host.
+ * A live writer's temporary (ours or another's) is left alone. */
+static void remove_stale_temps(const char *path, size_t dirlen)
+{
+	char dir[4096];
+	if (dirlen == 0)
+		snprintf(dir, sizeof(dir), ".");
+	else if (dirlen < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, path);
+	else
+		return;
+	const char *base = path + dirlen;
+	size_t blen = strlen(base);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		if (n[0] != '.' || strncmp(n + 1, base, blen) != 0 || strncmp(n + 1 + blen, ".tmp-", 5) != 0)
+			continue;
+		char *end;
+		long pid = strtol(n + 1 + blen + 5, &end, 10);
+		if (end == n + 1 + blen + 5 || *end != '-' || pid <= 0 || (pid_t)pid == getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* alive, or not ours to judge */
+		char full[8192];
+		snprintf(full, sizeof(full), "%s/%s", dir, n);
+		unlink(full);
+	}
+	closedir(d);
+}
+
+/* The errno of a failed zlib write, EIO when zlib failed on its own. */
+static int gz_errno(void)
+{
+	return errno ? errno : EIO;
+}
+
 enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 {
 	struct fl_outfile *f = calloc(1, sizeof(*f));
@@ -35,13 +78,14 @@ enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 	f->path = strdup(path);
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	size_t n = strlen(path) + 32;
+	size_t n = strlen(path) + 48;
 	f->tmp = malloc(n);
 	if (!f->path || !f->tmp) {
 		fl_outfile_abort(f);
 		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
 	}
-	snprintf(f->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
+	remove_stale_temps(path, dirlen);
+	snprintf(f->tmp, n, "%.*s.%s.tmp-%ld-XXXXXX", (int)dirlen, path, path + dirlen, (long)getpid());
 	f->fd = mkstemp(f->tmp);
 	if (f->fd < 0) {
 		int e = errno;
@@ -73,8 +117,9 @@ static void flush_buf(struct fl_outfile *f)
 		return;
 	}
 	if (f->gz) {
+		errno = 0;
 		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used)
-			f->err = EIO;
+			f->err = gz_errno();
 	} else {
 		size_t off = 0;
 		while (off < f->used) {
@@ -112,11 +157,17 @@ enum fl_status fl_outfile_commit(struct fl_outfile *f)
 {
 	flush_buf(f);
 	if (f->gz) {
+		errno = 0;
 		int zr = gzclose(f->gz);
 		f->gz = NULL;
 		if (zr != Z_OK && !f->err)
-			f->err = EIO;
+			f->err = gz_errno();
 	}
+	/* test hook: FL_TEST_COMMIT_PAUSE_MS holds every whole temporary that long
+	 * before it is renamed, so a test can kill the writer at that moment */
+	const char *pause = getenv("FL_TEST_COMMIT_PAUSE_MS");
+	if (pause && atoi(pause) > 0)
+		usleep((useconds_t)atoi(pause) * 1000u);
 	if (!f->err && fsync(f->fd) != 0 && errno != EINVAL)
 		f->err = errno;
 	if (close(f->fd) != 0 && !f->err)

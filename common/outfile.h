@@ -1,9 +1,11 @@
 /* outfile.h — an output file that is whole or absent.
  *
- * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-XXXXXX"),
+ * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-PID-XXXXXX"),
  * through zlib when the name ends in ".gz". fl_outfile_commit() flushes, fsyncs
  * and renames it into place; fl_outfile_abort() (or a failed commit) removes it.
- * Writes are buffered; errors are sticky and reported by commit.
+ * Writes are buffered; errors are sticky and reported by commit. A writer killed
+ * outright (kill -9) leaves its temporary; the next open of the same final name
+ * removes every such temporary whose PID is no longer a live process.
  */
 #ifndef FL_OUTFILE_H
 #define FL_OUTFILE_H

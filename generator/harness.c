@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "capture/kineto_writer.h"
 #include "capture/nvtx.h"
 #include "capture/tracer.h"
+#include "common/sha256.h"
 #include "runtime/comm.h"
 #include "generator/truth.h"
 
@@ -492,6 +494,34 @@ static enum fl_status open_backend(struct fl_backend *be, const struct fl_backen
 	return be->ops->open(be, cfg);
 }
 
+/* The run's neutral name, "trace-" and 12 hex digits of SHA-256 over 16 random
+ * bytes, the scenario's name and the seed: it says nothing about the faults and
+ * cannot be recomputed from the scenario list. Rank 0 draws it, every rank gets
+ * the same. It is the traceName inside every trace, and with --blind (or when
+ * the scenario names no outputs) the stem of the file names. */
+static enum fl_status run_name(const struct fl_scenario *sc, uint64_t seed, char out[32])
+{
+	unsigned char nonce[16] = {0};
+	if (fl_comm_rank() == 0) {
+		if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+			uint64_t t = fl_clock_realtime_ns(), p = (uint64_t)getpid();
+			memcpy(nonce, &t, sizeof(t));
+			memcpy(nonce + 8, &p, sizeof(p));
+		}
+		struct fl_sha256 c;
+		unsigned char d[32];
+		fl_sha256_init(&c);
+		fl_sha256_update(&c, nonce, sizeof(nonce));
+		fl_sha256_update(&c, sc->name, strlen(sc->name) + 1);
+		fl_sha256_update(&c, &seed, sizeof(seed));
+		fl_sha256_final(&c, d);
+		memcpy(out, "trace-", 6);
+		for (int i = 0; i < 6; i++)
+			snprintf(out + 6 + 2 * i, 3, "%02x", d[i]);
+	}
+	return fl_comm_bcast(out, 32, 0);
+}
+
 enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r)
 {
 	enum fl_status st;
@@ -541,21 +571,32 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 					sc->path, p, sc->workload.phases[p]);
 	if ((st = fl_prepare_out_dir(out_dir)))
 		return st;
-	char trace_name[256], truth_name[256], base_trace[256];
-	if (sc->out_trace)
+	char trace_name[256], truth_name[256], base_trace[256], id[32] = "", trace_id[64];
+	if ((st = run_name(sc, seed, id)))
+		return st;
+	int blind = o->blind || !sc->out_trace;
+	if (blind)
+		snprintf(base_trace, sizeof(base_trace), "%s.json.gz", id);
+	else
 		snprintf(base_trace, sizeof(base_trace), "%s", sc->out_trace);
-	else
-		snprintf(base_trace, sizeof(base_trace), "%s.json.gz", sc->name);
-	if (r->world_size > 1)
+	if (r->world_size > 1) {
 		rank_name(trace_name, sizeof(trace_name), base_trace, r->rank);
-	else
+		snprintf(trace_id, sizeof(trace_id), "%s.rank-%d", id, r->rank);
+	} else {
 		snprintf(trace_name, sizeof(trace_name), "%s", base_trace);
-	if (sc->out_truth)
-		snprintf(truth_name, sizeof(truth_name), "%s", sc->out_truth);
+		snprintf(trace_id, sizeof(trace_id), "%s", id);
+	}
+	if (o->blind || !sc->out_truth)
+		snprintf(truth_name, sizeof(truth_name), "%s.truth.json", id);
 	else
-		snprintf(truth_name, sizeof(truth_name), "%s.truth.json", sc->name);
+		snprintf(truth_name, sizeof(truth_name), "%s", sc->out_truth);
 	snprintf(r->trace_path, sizeof(r->trace_path), "%s/%s", out_dir, trace_name);
 	snprintf(r->truth_path, sizeof(r->truth_path), "%s/%s", out_dir, truth_name);
+	/* a previous run's truth must not outlive this run's new trace: if this run
+	 * fails or is killed after its trace lands, the trace stands without a truth
+	 * rather than beside one that describes another trace */
+	if (r->rank == 0 && unlink(r->truth_path) != 0 && errno != ENOENT)
+		return fl_error(FL_ERUNTIME, "cannot replace '%s': %s", r->truth_path, strerror(errno));
 
 	if ((st = fl_tracer_init(1u << 16)))
 		return st;
@@ -736,7 +777,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 	fl_dev_synchronize(&be);
 
 	struct fl_trace_meta meta = {
-		.trace_name = trace_name,
+		.trace_name = trace_id,
 		.process_name = "faultline",
 		.device_properties = be.ops->device_properties ? be.ops->device_properties(&be) : "[]",
 		.rank = r->rank,

@@ -40,6 +40,7 @@ struct fl_run_opts {
 	const cJSON *baseline_metrics;            /* the baseline scenario's metrics, if known */
 	const char *baseline_name;
 	int quiet;
+	int blind;                  /* neutral file names: trace-HASH[.rank-K].json.gz, trace-HASH.truth.json */
 };
 
 struct fl_run_result {

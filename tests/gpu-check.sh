@@ -614,7 +614,7 @@ on = [float(v) for v in sys.argv[1].split()]
 off = [float(v) for v in sys.argv[2].split()]
 def dim(m):
     try:
-        t = json.load(open(os.path.join(sys.argv[3], "cupti%d" % m, "r8-opstorm-emu.truth.json")))
+        t = json.load(open(os.path.join(sys.argv[3], "cupti%d" % m, "lab-r8-emu.truth.json")))
         return str(t["environment"]["calibration"]["dim"])
     except (OSError, KeyError, ValueError, TypeError):
         return "?"

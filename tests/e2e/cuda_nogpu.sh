@@ -39,7 +39,7 @@ sed 's/"backend": "emu"/"backend": "auto"/' "$SRC/scenarios/emu/r7-healthy-emu.j
 expect_exit 0 "a scenario with backend auto runs" -- "$FL" run "$TMP/auto.json" --steps 2 -o "$TMP/auto"
 expect_err_has "backend auto: using emu" "auto says it fell back to emu"
 if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["environment"]["backend"] != "emu")' \
-	"$TMP/auto/r7-healthy-emu.truth.json"; then
+	"$TMP/auto/lab-r7-a-emu.truth.json"; then
 	pass "the truth records backend emu"
 else
 	fail "the truth does not record backend emu"

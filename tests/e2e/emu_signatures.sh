@@ -22,14 +22,14 @@ for i in $(seq 1 "$RUNS"); do
 	python3 - "$out" <<'PY' && pass "run $i: truth files list every rank's trace and instances" || fail "run $i: multi-rank truth"
 import json, os, sys
 out = sys.argv[1]
-t = json.load(open(os.path.join(out, "straggler.truth.json")))
+t = json.load(open(os.path.join(out, "ddp-run-d.truth.json")))
 assert [tr["rank"] for tr in t["traces"]] == [0, 1], t["traces"]
 assert all(os.path.exists(os.path.join(out, tr["file"])) for tr in t["traces"])
 f = t["faults"][0]
 assert f["fault"] == "throttled_rank" and f["affected_ranks"] == [1], f["affected_ranks"]
 assert all(i["rank"] == 1 and i["measured"] > 1.5 for i in f["instances"]), f["instances"][:2]
 assert len(t["metrics_by_rank"]) == 2
-s = json.load(open(os.path.join(out, "sync-stall.truth.json")))
+s = json.load(open(os.path.join(out, "lab-run-k.truth.json")))
 assert len([i for i in s["faults"][0]["instances"] if i["recorded"]]) == 4 * 4
 PY
 done

@@ -45,9 +45,10 @@ run_emu ddp-healthy.json --ranks 2
 run_emu ddp-unoverlapped.json --ranks 2
 run_emu straggler.json --ranks 2
 run_emu emu/r7-starved-emu.json
-for s in ddp-healthy ddp-unoverlapped straggler r7-starved-emu; do
+for p in ddp-healthy:ddp-run-a ddp-unoverlapped:ddp-run-e straggler:ddp-run-d r7-starved-emu:lab-r7-b-emu; do
+	s=${p%%:*}
 	mkdir -p "$TMP/hta-emu/$s"
-	cp "$TMP"/emu/$s*.json.gz "$TMP/hta-emu/$s/"
+	cp "$TMP"/emu/${p#*:}.*json.gz "$TMP/hta-emu/$s/"
 done
 if "$VENV/bin/python" - "$TMP/hta-emu" >"$TMP/hta.log" 2>&1 <<'PY'; then
 import logging, sys, warnings

@@ -70,15 +70,15 @@ parity "diff synthetic-1 -> synthetic-2" --diff "$TMP/jobs/synthetic-1" "$TMP/jo
 
 # the reader: plain and gzip give the same analyses; truncation is an input error
 mkdir -p "$TMP/plain"
-zcat "$TMP/jobs/ddp-healthy/ddp-healthy.rank-0.json.gz" >"$TMP/plain/rank0.json"
-zcat "$TMP/jobs/ddp-healthy/ddp-healthy.rank-1.json.gz" >"$TMP/plain/rank1.data" # no .json: found by content
+zcat "$TMP/jobs/ddp-healthy/ddp-run-a.rank-0.json.gz" >"$TMP/plain/rank0.json"
+zcat "$TMP/jobs/ddp-healthy/ddp-run-a.rank-1.json.gz" >"$TMP/plain/rank1.data" # no .json: found by content
 "$METRICS" "$TMP"/jobs/ddp-healthy/*.json.gz | grep -v '"files"\|json' >"$TMP/gz.out"
 "$METRICS" "$TMP/plain/rank0.json" "$TMP/plain/rank1.data" | grep -v '"files"\|json\|data' >"$TMP/plain.out"
 if cmp -s "$TMP/gz.out" "$TMP/plain.out"; then pass "plain JSON and gzip read alike"; else
 	fail "plain JSON and gzip differ"
 	diff "$TMP/gz.out" "$TMP/plain.out" | head -5
 fi
-gz="$TMP/jobs/ddp-healthy/ddp-healthy.rank-0.json.gz"
+gz="$TMP/jobs/ddp-healthy/ddp-run-a.rank-0.json.gz"
 head -c $(($(wc -c <"$gz") / 2)) "$gz" >"$TMP/cut.json.gz"
 expect_exit 2 "a truncated gzip trace is bad input" -- "$METRICS" "$TMP/cut.json.gz"
 expect_err_has "compressed byte" "the message says where the gzip data ends"

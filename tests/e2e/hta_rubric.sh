@@ -3,13 +3,13 @@
 # --device` and the injected rank earns full marks; a wrong one earns little.
 . "$(dirname "$0")/lib.sh"
 expect_exit 0 "straggler on 2 ranks" -- "$FL" run "$SRC/scenarios/straggler.json" --ranks 2 --steps 4 -o "$TMP/out"
-expect_exit 0 "analyze --device" -- "$FL" analyze --device --json "$TMP"/out/straggler.rank-*.json.gz
+expect_exit 0 "analyze --device" -- "$FL" analyze --device --json "$TMP"/out/ddp-run-d.rank-*.json.gz
 cp "$TMP/.stdout" "$TMP/dm.json"
 python3 - "$TMP" <<'PY'
 import json, sys
 tmp = sys.argv[1]
 dm = json.load(open(tmp + "/dm.json"))
-t = json.load(open(tmp + "/out/straggler.truth.json"))
+t = json.load(open(tmp + "/out/ddp-run-d.truth.json"))
 rank = [f for f in t["faults"] if f["fault"] == "throttled_rank"][0]["params"]["rank"]
 open(tmp + "/right.txt", "w").write(
     "# read with faultline analyze --device\n"
@@ -22,9 +22,9 @@ open(tmp + "/wrong.txt", "w").write(
     "family: input starvation\nfix: fusion\n" % (1 - rank))
 PY
 rubric="$SRC/scenarios/straggler.rubric.json"
-expect_exit 0 "grade the right answer" -- "$FL" grade --truth "$TMP/out/straggler.truth.json" --answer "$TMP/right.txt" \
+expect_exit 0 "grade the right answer" -- "$FL" grade --truth "$TMP/out/ddp-run-d.truth.json" --answer "$TMP/right.txt" \
 	--rubric "$rubric" --format json --out "$TMP/right.json"
-expect_exit 0 "grade the wrong answer" -- "$FL" grade --truth "$TMP/out/straggler.truth.json" --answer "$TMP/wrong.txt" \
+expect_exit 0 "grade the wrong answer" -- "$FL" grade --truth "$TMP/out/ddp-run-d.truth.json" --answer "$TMP/wrong.txt" \
 	--rubric "$rubric" --format json --out "$TMP/wrong.json"
 python3 - "$TMP" <<'PY' && pass "right earns full marks, wrong earns at most 10%" || fail "scores"
 import json, sys

@@ -7,9 +7,9 @@ expect_exit 3 "output under a regular file" -- "$FL" run "$sc" -o "$TMP/a-file/o
 expect_err_has "a-file" "the message names the directory"
 
 # The destination name is taken by a directory: the rename fails at the very end.
-mkdir -p "$TMP/out/lab-healthy.json.gz"
+mkdir -p "$TMP/out/lab-r7-a.json.gz"
 expect_exit 3 "trace name taken by a directory" -- "$FL" run "$sc" -o "$TMP/out" --steps 2
-expect_err_has "lab-healthy.json.gz" "the message names the file"
+expect_err_has "lab-r7-a.json.gz" "the message names the file"
 left=$(find "$TMP/out" -name '*.tmp-*' -o -name '*.truth.json' | wc -l)
 [ "$left" = 0 ] && pass "no temporary or truth file left behind" || fail "$left partial files left: $(find "$TMP/out")"
 

@@ -14,7 +14,7 @@ tmp = sys.argv[1]
 draws = {}
 for d in sorted(glob.glob(os.path.join(tmp, "s*-*"))):
     seed = os.path.basename(d).split("-")[0][1:]
-    t = json.load(open(os.path.join(d, "lab-hoststall.truth.json")))
+    t = json.load(open(os.path.join(d, "lab-r9.truth.json")))
     stall = [f for f in t["faults"] if f["fault"] == "periodic_stall"][0]
     v = stall["varied"]
     assert 50 <= v["ms"]["drawn"] <= 70 and v["ms"]["range"] == [50, 70], v
@@ -22,7 +22,7 @@ for d in sorted(glob.glob(os.path.join(tmp, "s*-*"))):
     assert stall["params"]["period"] == v["period"]["drawn"] and stall["params"]["ms"] == v["ms"]["drawn"]
     period, offset = stall["params"]["period"], stall["params"]["offset"]
     # the trace shows the drawn period: metrics is long exactly in those steps
-    doc = json.loads(gzip.decompress(open(os.path.join(d, "lab-hoststall.json.gz"), "rb").read()))
+    doc = json.loads(gzip.decompress(open(os.path.join(d, "lab-r9.json.gz"), "rb").read()))
     ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
     steps = {int(e["name"][13:]): e for e in ev if e["name"].startswith("ProfilerStep#")}
     long_steps = sorted(n for n, s in steps.items() for e in ev

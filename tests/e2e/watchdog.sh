@@ -10,5 +10,5 @@ took=$(( $(date +%s) - start ))
 [ "$took" -lt 60 ] && pass "it ended after ${took}s" || fail "it took ${took}s"
 grep -qE "rank 1: no progress for 3 s in step 3|waiting for rank 1, which stopped in step 3" "$TMP/.stderr" &&
 	pass "the message names the hung rank and step" || { fail "the message names the hung rank"; cat "$TMP/.stderr"; }
-[ ! -e "$TMP/out/ddp-healthy.truth.json" ] && pass "no truth file for the failed run" || fail "a truth file was written"
+[ ! -e "$TMP/out/ddp-run-a.truth.json" ] && pass "no truth file for the failed run" || fail "a truth file was written"
 finish

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gradelib as gl  # noqa: E402
 from gradelib import check  # noqa: E402
 
-LABS = {"r7-starved": "lab-starved", "r8-opstorm": "lab-opstorm", "r9-hoststall": "lab-hoststall"}
+LABS = {"r7-starved": "lab-r7-b", "r8-opstorm": "lab-r8", "r9-hoststall": "lab-r9"}
 
 
 def grade(binary, truth, answer, fmt="json", extra=(), timeout=30):
@@ -27,14 +27,14 @@ def grade(binary, truth, answer, fmt="json", extra=(), timeout=30):
 def suite_analyze(binary, src):
     out = gl.regen(binary, src, os.path.join(gl.tmpdir(), "regen"))
     tr = {k: os.path.join(out, v + ".json.gz") for k, v in
-          {"healthy": "lab-healthy", "starved": "lab-starved", "opstorm": "lab-opstorm",
-           "hoststall": "lab-hoststall"}.items()}
+          {"healthy": "lab-r7-a", "starved": "lab-r7-b", "opstorm": "lab-r8",
+           "hoststall": "lab-r9"}.items()}
     rc, so, err = gl.run(binary, ["analyze", "--json", tr["healthy"], tr["starved"], tr["opstorm"], tr["hoststall"]])
     check(rc == 0, f"analyze --json: rc {rc}: {err}")
     d = json.loads(so)
     check(d["schema"] == "faultline.analysis/1", "analysis schema")
     m = {os.path.basename(t["file"]): t["metrics"] for t in d["traces"]}
-    hs = m["lab-hoststall.json.gz"]
+    hs = m["lab-r9.json.gz"]
     per = hs["periods"]
     check(per.get("metrics", {}).get("period") == 3 and per["metrics"]["phase"] == 2,
           f"hoststall: metrics period 3 phase 2, got {per.get('metrics')}")
@@ -44,29 +44,29 @@ def suite_analyze(binary, src):
     big = hs["gaps"]["largest"][0]
     check(big["span"] in ("metrics", "mystery") and big["ms"] > 20, f"hoststall: largest gap in a stalled span: {big}")
     check(hs["steps"]["p50_ms"] >= hs["steps"]["median_ms"] - 1e-9, "p50 (upper median) >= true median")
-    st = m["lab-starved.json.gz"]
+    st = m["lab-r7-b.json.gz"]
     check(st["gaps"]["largest"][0]["span"] == "data_loading", "starved: largest gap in data_loading")
     check(st["gaps"]["share_of_step_time"] > 0.8, "starved: most step time has no op running")
     check(not st["periods"], f"starved: no periodic span (every step is long): {st['periods']}")
-    ops = m["lab-opstorm.json.gz"]
+    ops = m["lab-r8.json.gz"]
     per_step_gap = sorted(ops["gaps"]["per_step_ms"])[len(ops["gaps"]["per_step_ms"]) // 2]
     check(per_step_gap < 0.6 * ops["steps"]["p50_ms"], "opstorm: ops fill most of a typical step (busy, not idle)")
     # comparisons against the first trace
     cmp = {os.path.basename(c["trace"]): c for c in d["comparisons"]}
-    c = cmp["lab-starved.json.gz"]
+    c = cmp["lab-r7-b.json.gz"]
     check(c["grew_most"]["span"] == "data_loading", f"starved grew most in data_loading: {c['grew_most']}")
     check(c["grew_most"]["factor"] > 20, "data_loading grew by a large factor")
-    check(abs(c["step_p50_ratio"] - st["steps"]["p50_ms"] / m["lab-healthy.json.gz"]["steps"]["p50_ms"]) < 1e-9,
+    check(abs(c["step_p50_ratio"] - st["steps"]["p50_ms"] / m["lab-r7-a.json.gz"]["steps"]["p50_ms"]) < 1e-9,
           "step p50 ratio")
-    c = cmp["lab-opstorm.json.gz"]
-    check(abs(c["ops_total_ratio"] - ops["ops"]["total"] / m["lab-healthy.json.gz"]["ops"]["total"]) < 1e-12,
+    c = cmp["lab-r8.json.gz"]
+    check(abs(c["ops_total_ratio"] - ops["ops"]["total"] / m["lab-r7-a.json.gz"]["ops"]["total"]) < 1e-12,
           "op-count ratio")
     check(c["ops_total_ratio"] > 20, f"op storm has many more ops: {c['ops_total_ratio']}")
-    c = cmp["lab-hoststall.json.gz"]
+    c = cmp["lab-r9.json.gz"]
     check(c["grew_most"]["span"] in ("metrics", "mystery"), "hoststall grew in metrics or mystery")
     check(c["spans"]["mystery"]["factor"] is None, "a span absent from the baseline has no factor")
     # the truth holds what the analyzer computes (the same code)
-    for name in ("lab-starved", "lab-opstorm", "lab-hoststall"):
+    for name in ("lab-r7-b", "lab-r8", "lab-r9"):
         truth = gl.load(os.path.join(out, name + ".truth.json"))
         check(truth["metrics"] == m[name + ".json.gz"], f"{name}: truth metrics == analyze metrics")
         check("gaps" in truth["baseline"]["metrics"] and "periods" in truth["metrics"], f"{name}: truth has gaps/periods")
@@ -440,7 +440,7 @@ def suite_grade_errors(binary, src):
 
     # trace: references read the truth's trace (fresh regen), checked against its hash
     out = gl.regen(binary, src, os.path.join(gl.tmpdir(), "regen"))
-    tp = os.path.join(out, "lab-hoststall.truth.json")
+    tp = os.path.join(out, "lab-r9.truth.json")
     tr_rubric = put("trace.rubric.json", {
         "schema": "faultline.rubric/1", "name": "trace-refs", "questions": [
             {"id": "p50", "prompt": "p50?", "points": 1, "kind": "number", "unit": "ms",
@@ -454,11 +454,11 @@ def suite_grade_errors(binary, src):
         truth["metrics"]["steps"]["p50_ms"], truth["metrics"]["gaps"]["largest"][0]["span"]))
     rc, so, err = gl.run(binary, ["grade", "--truth", tp, "--answer", ans, "--rubric", tr_rubric, "--format", "json"])
     check(rc == 0 and json.loads(so)["score"] == 3, f"trace: references: exit {rc} {err} {so[:500]}")
-    shutil.copy(os.path.join(out, "lab-starved.json.gz"), os.path.join(out, "lab-hoststall.json.gz"))
-    expect(["--truth", tp, "--answer", ans, "--rubric", tr_rubric], 4, ["lab-hoststall.json.gz", "sha256"],
+    shutil.copy(os.path.join(out, "lab-r7-b.json.gz"), os.path.join(out, "lab-r9.json.gz"))
+    expect(["--truth", tp, "--answer", ans, "--rubric", tr_rubric], 4, ["lab-r9.json.gz", "sha256"],
            "trace does not match the truth")
-    os.unlink(os.path.join(out, "lab-hoststall.json.gz"))
-    expect(["--truth", tp, "--answer", ans, "--rubric", tr_rubric], 4, ["lab-hoststall.json.gz"], "trace missing")
+    os.unlink(os.path.join(out, "lab-r9.json.gz"))
+    expect(["--truth", tp, "--answer", ans, "--rubric", tr_rubric], 4, ["lab-r9.json.gz"], "trace missing")
 
 
 SUITES = {"analyze": suite_analyze, "grade_examples": suite_grade_examples, "grade_formats": suite_grade_formats,

@@ -6,7 +6,9 @@ learner's tools do and checks the signatures each R7-R9 trace must show.
 
 usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py anatomy OUT_DIR        # R7-R9 op anatomy and counts equal the originals'
-       tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces
+       tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces, file names or traceName
+       tracecheck.py names FAULTS_TXT SCENARIO...  # no scenario's output names tell its faults
+                                            # (FAULTS_TXT: the output of `faultline faults`)
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
        tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
        tracecheck.py pipeline OUT_DIR       # pipeline bubble (see pipeline())
@@ -106,10 +108,10 @@ def structure(t):
 
 
 def signatures(out):
-    h = Trace(os.path.join(out, "lab-healthy.json.gz"))
-    s = Trace(os.path.join(out, "lab-starved.json.gz"))
-    o = Trace(os.path.join(out, "lab-opstorm.json.gz"))
-    r = Trace(os.path.join(out, "lab-hoststall.json.gz"))
+    h = Trace(os.path.join(out, "lab-r7-a.json.gz"))
+    s = Trace(os.path.join(out, "lab-r7-b.json.gz"))
+    o = Trace(os.path.join(out, "lab-r8.json.gz"))
+    r = Trace(os.path.join(out, "lab-r9.json.gz"))
     for t in (h, s, o, r):
         structure(t)
 
@@ -246,16 +248,16 @@ def anatomy(out):
     check(count_names(healthy) == ORIGINAL_COUNTS_HEALTHY and count_names(storm) == ORIGINAL_COUNTS_OPSTORM,
           "the original's step anatomy gives the published per-name counts")
     n = {}
-    for stem, want, counts in (("lab-healthy", healthy, ORIGINAL_COUNTS_HEALTHY),
-                               ("lab-starved", healthy, ORIGINAL_COUNTS_HEALTHY),
-                               ("lab-opstorm", storm, ORIGINAL_COUNTS_OPSTORM),
-                               ("lab-hoststall", healthy, ORIGINAL_COUNTS_HEALTHY)):
+    for stem, want, counts in (("lab-r7-a", healthy, ORIGINAL_COUNTS_HEALTHY),
+                               ("lab-r7-b", healthy, ORIGINAL_COUNTS_HEALTHY),
+                               ("lab-r8", storm, ORIGINAL_COUNTS_OPSTORM),
+                               ("lab-r9", healthy, ORIGINAL_COUNTS_HEALTHY)):
         t = Trace(os.path.join(out, stem + ".json.gz"))
         n[stem] = anatomy_of(t, stem, want, counts)
         cpu_ops = sum(1 for e in t.x if e["cat"] == "cpu_op")
         check(cpu_ops == n[stem], "%s: no cpu_op outside the phase spans (%d vs %d)" % (stem, cpu_ops, n[stem]))
-    check(n["lab-healthy"] == 304 and n["lab-opstorm"] == 7504,
-          "op totals equal the keys: healthy %d (304), op storm %d (7,504)" % (n["lab-healthy"], n["lab-opstorm"]))
+    check(n["lab-r7-a"] == 304 and n["lab-r8"] == 7504,
+          "op totals equal the keys: healthy %d (304), op storm %d (7,504)" % (n["lab-r7-a"], n["lab-r8"]))
 
 
 def strings(obj, keys, values, key=None):
@@ -272,6 +274,64 @@ def strings(obj, keys, values, key=None):
 
 def norm(s):
     return re.sub(r"[\s_\-]", "", s.lower())
+
+
+KINETO_KEYS = {"rank", "world_size", "backend"}
+TRACE_NAME = re.compile(r"^trace-[0-9a-f]{12}(\.rank-\d+)?$")
+
+
+def leak_words(words):
+    """The normalized forms a name must not contain for these fault, family and fix
+    names: each whole, each part of 4+ letters, and the 5-letter stem of each part of
+    6+ letters ("starv" of input_starvation catches "starved"); and "healthy", the
+    answer of a run with no fault (a baseline is named by its handout, not its file)."""
+    out = {"healthy"}
+    for w in words:
+        out.add(norm(w))
+        for part in re.split(r"[\s_\-]+", w.lower()):
+            if len(part) >= 4:
+                out.add(part)
+            if len(part) >= 6:
+                out.add(part[:5])
+    return out
+
+
+def name_leaks(name, words):
+    stem = norm(re.sub(r"(\.rank-\d+)?(\.truth)?\.json(\.gz)?$", "", os.path.basename(name)))
+    return sorted(w for w in words if w and w in stem)
+
+
+def names(faults_txt, *scenarios):
+    """Every scenario's output trace and truth names against its own faults'
+    names, families and fixes (from `faultline faults`)."""
+    catalog, cur = {}, None
+    with open(faults_txt) as f:
+        for line in f:
+            if line and not line[0].isspace() and line.strip():
+                cur = line.strip()
+            m = re.match(r"\s+family: (\S+)\s+fix: (\S+)", line)
+            if m and cur:
+                catalog[cur] = (m.group(1), m.group(2))
+    check(len(catalog) > 5, "fault catalog read (%d faults)" % len(catalog))
+    seen = 0
+    for sp in scenarios:
+        with open(sp) as f:
+            sc = json.load(f)
+        if sc.get("schema") != "faultline.scenario/1":
+            continue
+        seen += 1
+        words = set()
+        for fl in sc.get("faults", []):
+            fam, fix = catalog.get(fl["fault"], ("", ""))
+            words |= {fl["fault"], fam, fix}
+        words = leak_words(w for w in words if w)
+        out = sc.get("output", {})
+        for key in ("trace", "truth"):
+            nm = out.get(key)
+            if nm:
+                bad = name_leaks(nm, words)
+                check(not bad, "%s: output %s '%s' tells nothing (%s)" % (os.path.basename(sp), key, nm, bad))
+    check(seen > 0, "%d scenarios checked" % seen)
 
 
 def noleak(out):
@@ -293,17 +353,25 @@ def noleak(out):
                     pass  # span/phase names are meant to be visible (e.g. "metrics", "mystery")
         for key in ("instances", "requested", "measured", "answer_key", "affected_steps"):
             truth_strings.add(key)
+    words = leak_words(forbidden_words)
+    for fn in sorted(os.listdir(out)):
+        if fn.endswith(".json") or fn.endswith(".json.gz"):
+            bad = name_leaks(fn, words)
+            check(not bad, "%s: the file name tells nothing (%s)" % (fn, bad))
     traces = [f for f in os.listdir(out) if f.endswith(".json.gz") or (f.endswith(".json") and ".truth." not in f)]
     for tr in traces:
         _, doc = load(os.path.join(out, tr))
         keys, values = set(), []
         strings(doc, keys, values)
-        leaked_keys = sorted(keys & (param_names | forbidden_words | truth_strings))
+        # Kineto's own keys (distributedInfo's rank, world_size, backend) are not a leak
+        # even where a fault has a parameter of that name (the straggler's "rank")
+        leaked_keys = sorted((keys - KINETO_KEYS) & (param_names | forbidden_words | truth_strings))
         check(not leaked_keys, "%s: no parameter, fault or truth name as a key (%s)" % (tr, leaked_keys))
         bad = []
         for k, v in values:
             if k == "traceName":
-                continue  # the file's own name, chosen by the course author
+                check(TRACE_NAME.match(v) is not None, "%s: traceName '%s' is a neutral id (trace-HASH)" % (tr, v))
+                continue
             nv = norm(v)
             for w in forbidden_words:
                 if norm(w) in nv:
@@ -383,17 +451,17 @@ def emu(out):
         kc = {e["args"]["correlation"] for e in t.kernels}
         return kc <= starts and kc <= ends
     names = os.listdir(out)
-    if any(n.startswith("ddp-healthy.rank-") for n in names):
+    if any(n.startswith("ddp-run-a.rank-") for n in names):
         rs = ranks(out, "ddp-healthy")
         ov = [t.overlap_pct() for t in rs]
         check(len(rs) >= 2 and all(flows_ok(t) for t in rs), "ddp-healthy: %d ranks, every kernel has its launch flow" % len(rs))
         check(median(ov) >= 50, "ddp-healthy: comm/compute overlap median over ranks %.1f%% >= 50%% (per rank %s)"
               % (median(ov), ["%.0f" % x for x in ov]))
-    if any(n.startswith("ddp-unoverlapped.rank-") for n in names):
+    if any(n.startswith("ddp-run-e.rank-") for n in names):
         rs = ranks(out, "ddp-unoverlapped")
         ov = [t.overlap_pct() for t in rs]
         check(max(ov) < 10, "ddp-unoverlapped: overlap %s%% < 10%% on every rank" % ["%.1f" % x for x in ov])
-    if any(n.startswith("straggler.rank-") for n in names):
+    if any(n.startswith("ddp-run-d.rank-") for n in names):
         rs = ranks(out, "straggler")
         slow = int(os.environ.get("FL_STRAGGLER_RANK", "1"))
         comp = {t.rank: median(t.per_step(t.compute)) for t in rs}
@@ -405,8 +473,8 @@ def emu(out):
             if r != slow:
                 check(comm[r] >= 2 * comm[slow], "straggler: rank %d waits %.2f ms/step in the all-reduce >= 2x rank %d's %.2f ms"
                       % (r, comm[r] / 1000, slow, comm[slow] / 1000))
-    if "sync-stall.json.gz" in names:
-        t = DeviceTrace(os.path.join(out, "sync-stall.json.gz"))
+    if "lab-run-k.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "lab-run-k.json.gz"))
         k = int(os.environ.get("FL_SYNC_K", "4"))
         syncs = [e for e in t.x if e["cat"] == "cuda_runtime" and e["name"] == "cudaStreamSynchronize"]
         metrics = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == "metrics"]
@@ -427,8 +495,8 @@ def emu(out):
                 idle_ok &= (not busy_at_end) and (not nxt or nxt[0] > end)
         check(all(p == k for p in per), "sync-stall: exactly %d injected syncs per step (got %s)" % (k, per))
         check(idle_ok, "sync-stall: the device is idle after each injected sync")
-    if "r7-starved-emu.json.gz" in names:
-        t = DeviceTrace(os.path.join(out, "r7-starved-emu.json.gz"))
+    if "lab-r7-b-emu.json.gz" in names:
+        t = DeviceTrace(os.path.join(out, "lab-r7-b-emu.json.gz"))
         dev = union([(e["ts"], e["ts"] + e["dur"]) for e in t.x if e["cat"] in ("kernel", "gpu_memcpy")])
         worst = 0.0
         for e in t.x:
@@ -519,7 +587,7 @@ def multirank(out):
         check(all(comm[r] > comm[slow] for r in others),
               "backward straggler: the others wait longer in the all-reduce (ms/step %s, culprit %d)"
               % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow))
-    if cb_spread is not None and any(n.startswith("straggler.rank-") for n in names):
+    if cb_spread is not None and any(n.startswith("ddp-run-d.rank-") for n in names):
         rs = ranks(out, "straggler")
         st_spread = spread({r.rank: median(r.per_step(r.comm)) for r in rs})
         st_comp = spread({r.rank: median(r.per_step(r.compute)) for r in rs})
@@ -720,7 +788,7 @@ def catalog(out):
         return lambda e: e["cat"] == "cuda_runtime" and e["name"] == name
     def f(name):
         return os.path.join(out, name)
-    healthy = DeviceTrace(f("lab-serving-healthy.json.gz"))
+    healthy = DeviceTrace(f("lab-serving-0.json.gz"))
     hops = healthy.ops_in_step()
 
     def short_share(t):
@@ -804,13 +872,13 @@ def catalog(out):
 
 
 def main():
-    cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "emu": emu, "multirank": multirank,
-            "pipeline": pipeline,
+    cmds = {"signatures": signatures, "anatomy": anatomy, "noleak": noleak, "names": names, "emu": emu,
+            "multirank": multirank, "pipeline": pipeline,
             "catalog": catalog, "catalog_b": catalog_b}
-    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
+    if len(sys.argv) < 3 or sys.argv[1] not in cmds or (sys.argv[1] != "names" and len(sys.argv) != 3):
         print(__doc__, file=sys.stderr)
         return 2
-    cmds[sys.argv[1]](sys.argv[2])
+    cmds[sys.argv[1]](*sys.argv[2:])
     print("%d checks failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
 

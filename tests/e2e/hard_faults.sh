@@ -1,0 +1,95 @@
+# Outputs stay whole under hard faults: kill -9 of `faultline run` at any moment
+# leaves no partial trace or truth under its final name (and never a truth beside
+# another run's trace), and the next run removes the killed run's temporaries; a
+# full disk (ulimit -f) exits 3 naming the file with nothing left behind; a rank
+# killed mid-run ends the whole run within the watchdog period, exit 3 naming the
+# rank, and no truth; `grade --out` onto a full disk exits 2 as documented.
+. "$(dirname "$0")/lib.sh"
+sc="$SRC/scenarios/r7-healthy.json"
+out="$TMP/out"
+trace="$out/lab-r7-a.json.gz" truth="$out/lab-r7-a.truth.json"
+
+# whole or absent: a trace that inflates, a truth that parses and names this trace's hash
+consistent() {
+	python3 - "$trace" "$truth" <<'PY'
+import gzip, hashlib, json, os, sys
+tr, tu = sys.argv[1], sys.argv[2]
+if os.path.exists(tr):
+    json.loads(gzip.decompress(open(tr, "rb").read()))
+if os.path.exists(tu):
+    t = json.load(open(tu))
+    assert os.path.exists(tr), "a truth without its trace"
+    h = hashlib.sha256(open(tr, "rb").read()).hexdigest()
+    assert h in json.dumps(t["traces"]), "the truth describes another trace"
+PY
+}
+expect_exit 0 "a first whole run" -- "$FL" run "$sc" --steps 40 -o "$out"
+bad=0 killed_in_write=0
+for i in $(seq 1 20); do
+	FL_TEST_COMMIT_PAUSE_MS=100 "$FL" run "$sc" --steps 40 -o "$out" >/dev/null 2>&1 &
+	pid=$!
+	if [ $((i % 2)) = 0 ]; then # during a write: once a temporary exists
+		for _ in $(seq 1 400); do
+			ls -a "$out" | grep -q '\.tmp-' && break
+			sleep 0.005
+		done
+		ls -a "$out" | grep -q '\.tmp-' && killed_in_write=$((killed_in_write + 1))
+	else
+		sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+	fi
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	consistent >"$TMP/c.$i" 2>&1 || { bad=$((bad + 1)); sed 's/^/      | /' "$TMP/c.$i" | tail -2; }
+done
+[ "$bad" = 0 ] && pass "20 kills -9: every final trace and truth whole and consistent" || fail "$bad kills left a partial output"
+[ "$killed_in_write" -ge 5 ] && pass "$killed_in_write kills landed during a trace or truth write" ||
+	fail "only $killed_in_write kills landed during a write"
+expect_exit 0 "the next run" -- "$FL" run "$sc" --steps 4 -o "$out"
+left=$(ls -a "$out" | grep -c '\.tmp-')
+[ "$left" = 0 ] && pass "the next run removed the killed runs' temporaries" || fail "$left temporaries left: $(ls -a "$out")"
+[ -s "$trace" ] && [ -s "$truth" ] && consistent && pass "and wrote a whole trace and truth" || fail "the next run's outputs"
+
+# a full disk: a file-size limit far below the trace's size
+full="$TMP/full"
+( ulimit -f 8; exec "$FL" run "$sc" --steps 40 -o "$full" ) >"$TMP/.stdout" 2>"$TMP/.stderr"
+rc=$?
+[ "$rc" = 3 ] && pass "file-size limit: exit 3" || { fail "file-size limit: exit $rc, expected 3"; head -3 "$TMP/.stderr"; }
+expect_err_has "lab-r7-a.json.gz" "the message names the file"
+[ -z "$(ls -A "$full" 2>/dev/null)" ] && pass "nothing left in the output directory" || fail "left: $(ls -a "$full")"
+
+# grade --out onto a full disk: exit 2 (--out cannot be written), the report not half there
+ex="$SRC/scenarios/examples"
+# (1 KB: the report is larger, the message on stderr, a file too, still fits)
+( ulimit -f 1; exec "$FL" grade --truth "$ex/truth/lab-starved.truth.json" --answer "$ex/r7-starved-right.txt" \
+	--format json --out "$TMP/report.txt" ) >"$TMP/.stdout" 2>"$TMP/.stderr"
+rc=$?
+[ "$rc" = 2 ] && pass "grade --out onto a full disk: exit 2" || { fail "grade --out: exit $rc, expected 2"; head -3 "$TMP/.stderr"; }
+expect_err_has "report.txt" "the message names the report"
+[ ! -e "$TMP/report.txt" ] && [ -z "$(ls -a "$TMP" | grep '\.report\.txt\.tmp-')" ] && pass "no partial report" || fail "a partial report"
+
+# a rank killed mid-run: the run ends within the watchdog period, naming the rank
+ddp="$SRC/scenarios/ddp-healthy.json"
+start=$(date +%s)
+FL_HARD_FAULTS_TMP=$TMP FL_WATCHDOG_S=3 timeout 60 "$FL" run "$ddp" --ranks 2 --steps 2000 -o "$TMP/ddp" >"$TMP/ddp.out" 2>"$TMP/ddp.err" &
+top=$!
+victim=""
+for _ in $(seq 1 200); do # rank 1: the process whose environment says so, once it has started stepping
+	for p in $(ps -u "$(id -u)" -o pid=); do
+		env=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ") || continue
+		grep -qx "OMPI_COMM_WORLD_RANK=1" <<<"$env" && grep -qx "FL_HARD_FAULTS_TMP=$TMP" <<<"$env" &&
+			grep -q "faultline" "/proc/$p/cmdline" 2>/dev/null && victim=$p
+	done
+	[ -n "$victim" ] && break
+	sleep 0.05
+done
+sleep 1.5
+[ -n "$victim" ] && kill -9 "$victim"
+wait "$top"
+rc=$?
+took=$(( $(date +%s) - start ))
+[ -n "$victim" ] && pass "rank 1 (pid $victim) killed" || fail "rank 1 not found"
+[ "$rc" = 3 ] && pass "the run exits 3" || fail "the run exits $rc, expected 3"
+[ "$took" -lt 20 ] && pass "it ended after ${took}s" || fail "it took ${took}s"
+grep -q "rank 1" "$TMP/ddp.err" && pass "the message names rank 1" || { fail "the message names the rank"; tail -5 "$TMP/ddp.err"; }
+[ ! -e "$TMP/ddp/ddp-run-a.truth.json" ] && pass "no truth file" || fail "a truth file was written"
+finish
