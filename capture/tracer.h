@@ -159,10 +159,11 @@ struct fl_tbuf *fl_tracer_buffer_new(const char *label, int pid, int tid, int de
 /* Store args in b's side table; returns the event's value (1 + index), or 0
  * when out of memory (the event then shows default args). Outside the window. */
 uint64_t fl_tracer_add_args(struct fl_tbuf *b, const struct fl_event_args *a);
-/* The args of an event of b, or NULL. */
+/* The args of an event of b, or NULL. Not for a cpu_op: its value indexes
+ * the shapes array (fl_event_inputs_of). */
 static inline const struct fl_event_args *fl_event_args_of(const struct fl_tbuf *b, const struct fl_event *e)
 {
-	return b->args && e->kind != FL_EV_CPU_OP && e->value && e->value <= b->n_args ? &b->args[e->value - 1] : NULL;
+	return b->args && e->value && e->value <= b->n_args ? &b->args[e->value - 1] : NULL;
 }
 /* The inputs an op recorded (fl_op_begin), or NULL. */
 static inline const struct fl_op_inputs *fl_event_inputs_of(const struct fl_tbuf *b, const struct fl_event *e)
