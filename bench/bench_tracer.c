@@ -1,7 +1,9 @@
 /* bench_tracer — what recording costs.
  *
  *  1. ns per recorded event (one span: begin + end) on the hot path, beside the
- *     floor of two timestamp reads with rdtsc and with clock_gettime;
+ *     floor of two timestamp reads with rdtsc and with clock_gettime; and per
+ *     recorded op with its inputs' shapes (two tensors, as fl::mm; four inputs,
+ *     as fl::as_strided), each input built from the tensor as the runtime does;
  *  2. a healthy workload step traced vs untraced, interleaved in blocks so that
  *     machine noise hits both alike; medians and their ratio.
  * usage: bench_tracer [EVENTS] [STEPS]    (defaults 2000000, 4000)
@@ -79,6 +81,46 @@ static double spans(long n)
 	return t;
 }
 
+static struct fl_tensor bench_x = {.rows = 64, .cols = 96}, bench_w = {.rows = 96, .cols = 96};
+
+static inline struct fl_input bench_in(const struct fl_tensor *t)
+{
+	return (struct fl_input){.dim = {t->rows, t->cols}, .ndim = 2, .type = t->half ? FL_IN_HALF : FL_IN_FLOAT};
+}
+
+static double ops_two_inputs(long n)
+{
+	fl_tracer_reserve((uint32_t)n + 16);
+	fl_tracer_set_recording(1);
+	const struct fl_tensor *volatile px = &bench_x, *volatile pw = &bench_w;
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		const struct fl_input in[] = {bench_in(px), bench_in(pw)};
+		uint32_t s = fl_op_begin(bench_name, in, 2);
+		fl_span_end(s);
+	}
+	double t = (now_ns() - t0) / (double)n;
+	fl_tracer_set_recording(0);
+	return t;
+}
+
+static double ops_four_inputs(long n)
+{
+	fl_tracer_reserve((uint32_t)n + 16);
+	fl_tracer_set_recording(1);
+	const struct fl_tensor *volatile px = &bench_x;
+	double t0 = now_ns();
+	for (long i = 0; i < n; i++) {
+		const struct fl_input in[] = {bench_in(px), {.type = FL_IN_SCALAR_LIST}, {.type = FL_IN_SCALAR_LIST},
+					      {.type = FL_IN_SCALAR}};
+		uint32_t s = fl_op_begin(bench_name, in, 4);
+		fl_span_end(s);
+	}
+	double t = (now_ns() - t0) / (double)n;
+	fl_tracer_set_recording(0);
+	return t;
+}
+
 static double spans_off(long n)
 {
 	fl_tracer_set_recording(0);
@@ -109,6 +151,8 @@ int main(int argc, char **argv)
 	printf("| two rdtsc reads (floor) | %.1f |\n", best_of(5, two_rdtsc, n_events));
 	printf("| two clock_gettime reads | %.1f |\n", best_of(5, two_clock_gettime, n_events));
 	printf("| recorded span, begin + end (faultline) | %.1f |\n", best_of(5, spans, n_events));
+	printf("| recorded op with two tensor inputs' shapes (fl::mm) | %.1f |\n", best_of(5, ops_two_inputs, n_events));
+	printf("| recorded op with four inputs' shapes (fl::as_strided) | %.1f |\n", best_of(5, ops_four_inputs, n_events));
 	printf("| span calls with recording off | %.1f |\n", best_of(5, spans_off, n_events));
 
 	/* a healthy step, traced vs untraced */

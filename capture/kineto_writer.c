@@ -126,6 +126,27 @@ static void add_device_args(struct strbuf *sb, const struct fl_event *e, const s
 			    dur > 0 ? (double)a->bytes / (double)dur : 0.0);
 }
 
+/* torch.profiler's record_shapes args of an op: "Input Dims" (one list of
+ * sizes per input, [] for a non-tensor or a 0-dim tensor) and "Input type". */
+static void add_input_args(struct strbuf *sb, const struct fl_op_inputs *in)
+{
+	uint32_t n = in->n < FL_OP_MAX_INPUTS ? in->n : FL_OP_MAX_INPUTS;
+	strbuf_adds(sb, ", \"Input Dims\": [");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct fl_input *x = &in->in[i];
+		strbuf_adds(sb, i ? ", [" : "[");
+		for (uint32_t d = 0; d < x->ndim && d < FL_INPUT_MAX_DIMS; d++)
+			strbuf_addf(sb, d ? ", %d" : "%d", (int)x->dim[d]);
+		strbuf_adds(sb, "]");
+	}
+	strbuf_adds(sb, "], \"Input type\": [");
+	for (uint32_t i = 0; i < n; i++) {
+		strbuf_adds(sb, i ? ", " : "");
+		strbuf_add_json_str(sb, fl_input_type_name((enum fl_input_type)in->in[i].type));
+	}
+	strbuf_adds(sb, "]");
+}
+
 enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 			       struct fl_trace_stats *stats)
 {
@@ -260,10 +281,13 @@ enum fl_status fl_kineto_write(const char *path, const struct fl_trace_meta *m,
 						    e->corr <= max_corr ? corr_ext[e->corr] : 0, e->corr);
 				else if (e->kind == FL_EV_OVERHEAD)
 					strbuf_adds(&sb, ", \"args\": {}},\n");
-				else
-					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64
-						    ", \"Record function id\": 0, \"Ev Idx\": %" PRIu64 "}},\n",
-						    id, ev_idx);
+				else {
+					strbuf_addf(&sb, ", \"args\": {\"External id\": %" PRIu64 ", \"Record function id\": 0", id);
+					const struct fl_op_inputs *in = fl_event_inputs_of(b, e);
+					if (in)
+						add_input_args(&sb, in);
+					strbuf_addf(&sb, ", \"Ev Idx\": %" PRIu64 "}},\n", ev_idx);
+				}
 				ev_idx++;
 			}
 			/* launch → device work flow arrows */

@@ -38,6 +38,17 @@ const char *fl_event_kind_cat(enum fl_event_kind k)
 	return (unsigned)k < FL_EV_KIND_COUNT ? kind_cat[k] : "unknown";
 }
 
+/* torch.profiler's names: c10's dtype names, "Scalar"/"ScalarList" for numbers */
+static const char *const input_type[FL_IN_TYPE_COUNT] = {
+	[FL_IN_NONE] = "", [FL_IN_FLOAT] = "float", [FL_IN_HALF] = "c10::Half",
+	[FL_IN_SCALAR] = "Scalar", [FL_IN_SCALAR_LIST] = "ScalarList",
+};
+
+const char *fl_input_type_name(enum fl_input_type t)
+{
+	return (unsigned)t < FL_IN_TYPE_COUNT ? input_type[t] : "";
+}
+
 /* Allocate and touch every page so the recorded window never faults on it. */
 static struct fl_event *alloc_events(uint32_t cap)
 {
@@ -45,6 +56,15 @@ static struct fl_event *alloc_events(uint32_t cap)
 	if (ev)
 		memset(ev, 0, (size_t)cap * sizeof(*ev));
 	return ev;
+}
+
+/* The shapes array of a host buffer: one record per event, touched now. */
+static struct fl_op_inputs *alloc_shapes(uint32_t cap)
+{
+	struct fl_op_inputs *s = malloc((size_t)cap * sizeof(*s));
+	if (s)
+		memset(s, 0, (size_t)cap * sizeof(*s));
+	return s;
 }
 
 enum fl_status fl_tracer_init(uint32_t initial_cap)
@@ -68,6 +88,16 @@ enum fl_status fl_tracer_thread_attach(const char *label, int device)
 		return fl_error(FL_ERUNTIME, "cannot allocate a trace buffer of %u events", default_cap);
 	}
 	b->cap = default_cap;
+	if (device < 0) { /* a host thread: its ops record their inputs */
+		b->shapes = alloc_shapes(default_cap);
+		if (!b->shapes) {
+			free(b->ev);
+			free(b);
+			return fl_error(FL_ERUNTIME, "cannot allocate the op inputs of a trace buffer of %u events",
+					default_cap);
+		}
+		b->cap_shapes = default_cap;
+	}
 	b->pid = (int)getpid();
 	b->tid = (int)syscall(SYS_gettid);
 	b->device = device;
@@ -131,6 +161,17 @@ enum fl_status fl_tracer_reserve(uint32_t cap)
 		b->depth = 0;
 		b->dropped = 0;
 		b->n_args = 0;
+		b->n_shapes = 0;
+		if (b->shapes && b->cap_shapes < cap) {
+			struct fl_op_inputs *sh = alloc_shapes(cap);
+			if (!sh) {
+				st = fl_error(FL_ERUNTIME, "cannot allocate the op inputs of a trace buffer of %u events", cap);
+				break;
+			}
+			free(b->shapes);
+			b->shapes = sh;
+			b->cap_shapes = cap;
+		}
 		if (b->cap >= cap)
 			continue;
 		struct fl_event *ev = alloc_events(cap);
@@ -179,6 +220,7 @@ void fl_tracer_release(void)
 		struct fl_tbuf *nx = b->next;
 		free(b->ev);
 		free(b->args);
+		free(b->shapes);
 		free(b);
 		b = nx;
 	}

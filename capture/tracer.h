@@ -8,6 +8,11 @@
  * Names are interned before the window (fl_tracer_intern, locked, may allocate);
  * an event stores the 32-bit id. Categories are Kineto's.
  *
+ * An op with inputs (fl_op_begin) also stores their shapes and types in a
+ * fixed-size record of a pre-allocated side array of its host buffer (as
+ * torch.profiler's record_shapes=True): the writer prints them as the op's
+ * "Input Dims" and "Input type".
+ *
  * Lifecycle: fl_tracer_init() → fl_tracer_thread_attach() on every thread that
  * records → fl_tracer_set_recording(1) … (0) → fl_tracer_reserve() between
  * windows → the writer walks fl_tracer_threads() → fl_tracer_release().
@@ -46,7 +51,36 @@ struct fl_event {
 	int32_t stream;    /* device stream for device rows; -1 on host rows */
 	uint64_t value;    /* kind-specific: bytes of a copy or memset; in a buffer
 			      with a side table (args != NULL): 1 + index of the
-			      event's fl_event_args, 0 = none */
+			      event's fl_event_args, 0 = none; a cpu_op: 1 + index
+			      of its fl_op_inputs in the buffer's shapes, 0 = none */
+};
+
+/* One input of an op, as torch.profiler records it: a tensor's sizes and
+ * dtype, or a non-tensor argument (dims [], type "Scalar", "ScalarList", ""). */
+enum fl_input_type {
+	FL_IN_NONE = 0,     /* ""           any other argument (None, a dtype, ...) */
+	FL_IN_FLOAT,        /* "float"      a float32 tensor */
+	FL_IN_HALF,         /* "c10::Half"  a float16 tensor */
+	FL_IN_SCALAR,       /* "Scalar"     a number */
+	FL_IN_SCALAR_LIST,  /* "ScalarList" a list of numbers (sizes, strides) */
+	FL_IN_TYPE_COUNT
+};
+/* torch.profiler's "Input type" string of a type. */
+const char *fl_input_type_name(enum fl_input_type t);
+
+#define FL_OP_MAX_INPUTS 4
+#define FL_INPUT_MAX_DIMS 3
+
+struct fl_input {
+	int32_t dim[FL_INPUT_MAX_DIMS]; /* sizes, outermost first; ndim of them are set */
+	uint8_t ndim;                    /* 0 for a 0-dim tensor and for non-tensors */
+	uint8_t type;                    /* enum fl_input_type */
+};
+
+/* The inputs of one op (n ≤ FL_OP_MAX_INPUTS), in its buffer's shapes array. */
+struct fl_op_inputs {
+	uint32_t n;
+	struct fl_input in[FL_OP_MAX_INPUTS];
 };
 
 /* Arguments of a captured event that the 40-byte event has no room for (what
@@ -78,6 +112,10 @@ struct fl_tbuf {
 	struct fl_tbuf *next;
 	struct fl_event_args *args; /* side table (NULL unless a capture filled one) */
 	uint32_t n_args, cap_args;
+	/* ops' inputs (host threads only; NULL elsewhere): as many records as
+	 * events fit, pre-faulted, so an op that fits its event fits its record */
+	struct fl_op_inputs *shapes;
+	uint32_t n_shapes, cap_shapes;
 };
 
 extern _Thread_local struct fl_tbuf *fl_tls_tbuf;
@@ -121,10 +159,17 @@ struct fl_tbuf *fl_tracer_buffer_new(const char *label, int pid, int tid, int de
 /* Store args in b's side table; returns the event's value (1 + index), or 0
  * when out of memory (the event then shows default args). Outside the window. */
 uint64_t fl_tracer_add_args(struct fl_tbuf *b, const struct fl_event_args *a);
-/* The args of an event of b, or NULL. */
+/* The args of an event of b, or NULL. Not for a cpu_op: its value indexes
+ * the shapes array (fl_event_inputs_of). */
 static inline const struct fl_event_args *fl_event_args_of(const struct fl_tbuf *b, const struct fl_event *e)
 {
 	return b->args && e->value && e->value <= b->n_args ? &b->args[e->value - 1] : NULL;
+}
+/* The inputs an op recorded (fl_op_begin), or NULL. */
+static inline const struct fl_op_inputs *fl_event_inputs_of(const struct fl_tbuf *b, const struct fl_event *e)
+{
+	return b->shapes && e->kind == FL_EV_CPU_OP && e->value && e->value <= b->n_shapes ? &b->shapes[e->value - 1]
+											     : NULL;
 }
 
 static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
@@ -146,6 +191,43 @@ static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
 	e->stream = -1;
 	e->value = 0;
 	e->t1 = 0;
+	e->t0 = fl_clock_ticks();
+	return i;
+}
+
+/* A cpu_op span with its n inputs (in[0..n)): fl_span_begin plus one
+ * fixed-size record in the buffer's shapes array, copied before the op's
+ * first timestamp. n == 0 records no inputs; n is capped at FL_OP_MAX_INPUTS. */
+static inline uint32_t fl_op_begin(uint32_t name, const struct fl_input *in, uint32_t n)
+{
+	struct fl_tbuf *b = fl_tls_tbuf;
+	if (!fl_tracer_recording || !b)
+		return FL_SLOT_NONE;
+	uint32_t i = b->n;
+	if (__builtin_expect(i >= b->cap, 0)) {
+		b->dropped++;
+		return FL_SLOT_NONE;
+	}
+	b->n = i + 1;
+	struct fl_event *e = &b->ev[i];
+	e->name = name;
+	e->kind = (uint16_t)FL_EV_CPU_OP;
+	e->depth = (uint16_t)b->depth++;
+	e->corr = 0;
+	e->stream = -1;
+	e->value = 0;
+	e->t1 = 0;
+	uint32_t k = b->n_shapes;
+	if (n && __builtin_expect(k < b->cap_shapes, 1)) {
+		struct fl_op_inputs *s = &b->shapes[k];
+		if (n > FL_OP_MAX_INPUTS)
+			n = FL_OP_MAX_INPUTS;
+		s->n = n;
+		for (uint32_t j = 0; j < n; j++)
+			s->in[j] = in[j];
+		b->n_shapes = k + 1;
+		e->value = (uint64_t)k + 1;
+	}
 	e->t0 = fl_clock_ticks();
 	return i;
 }

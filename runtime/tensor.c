@@ -142,7 +142,21 @@ void fl_tensor_free(struct fl_rt *rt, struct fl_tensor *t)
 		tensor_release_now(t);
 }
 
-#define OP_BEGIN(rt, id) fl_span_begin((rt)->op_name[id], FL_EV_CPU_OP)
+/* An op span with its inputs (struct fl_input values, at most FL_OP_MAX_INPUTS),
+ * recorded as torch.profiler's "Input Dims" and "Input type". */
+#define OP_BEGIN(rt, id, ...)                                                                      \
+	fl_op_begin((rt)->op_name[id], (const struct fl_input[]){__VA_ARGS__},                     \
+		    sizeof((const struct fl_input[]){__VA_ARGS__}) / sizeof(struct fl_input))
+
+/* A tensor input: its rows × cols and dtype. */
+static inline struct fl_input in_tensor(const struct fl_tensor *t)
+{
+	return (struct fl_input){.dim = {t->rows, t->cols}, .ndim = 2, .type = t->half ? FL_IN_HALF : FL_IN_FLOAT};
+}
+/* Non-tensor inputs: a number, a list of numbers (sizes, strides), anything else (a device). */
+#define IN_SCALAR ((struct fl_input){.type = FL_IN_SCALAR})
+#define IN_LIST ((struct fl_input){.type = FL_IN_SCALAR_LIST})
+#define IN_OTHER ((struct fl_input){.type = FL_IN_NONE})
 
 /* ---- kernels ---- */
 
@@ -272,6 +286,15 @@ struct view {
 	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
 };
 
+/* A view input: its sizes (0-dim: []) and its storage's dtype. */
+static inline struct fl_input in_view(const struct view *v)
+{
+	struct fl_input x = {.ndim = (uint8_t)v->ndim, .type = v->base->half ? FL_IN_HALF : FL_IN_FLOAT};
+	for (int d = 0; d < v->ndim && d < FL_INPUT_MAX_DIMS; d++)
+		x.dim[d] = (int32_t)v->size[d];
+	return x;
+}
+
 static void view_error(const char *what)
 {
 	fprintf(stderr, "faultline: runtime/tensor.c: %s\n", what);
@@ -284,10 +307,11 @@ static struct view view_scalar(const struct fl_tensor *t)
 	return (struct view){.base = t, .data = t->data, .ndim = 0};
 }
 
-static void op_as_strided(struct fl_rt *rt, const struct fl_tensor *base, long offset, int ndim, const long *size,
-			  const long *stride, struct view *out)
+/* A view of base's storage; self: the view it is taken of (NULL: base itself). */
+static void op_as_strided(struct fl_rt *rt, const struct fl_tensor *base, const struct view *self, long offset,
+			  int ndim, const long *size, const long *stride, struct view *out)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_AS_STRIDED);
+	uint32_t op = OP_BEGIN(rt, FL_OP_AS_STRIDED, self ? in_view(self) : in_tensor(base), IN_LIST, IN_LIST, IN_SCALAR);
 	long last = offset, count = 1;
 	for (int d = 0; d < ndim; d++) {
 		if (size[d] < 0 || stride[d] < 0)
@@ -308,7 +332,7 @@ static void op_as_strided(struct fl_rt *rt, const struct fl_tensor *base, long o
 /* A new dimension of size 1 before `dim`. */
 static void op_unsqueeze(struct fl_rt *rt, const struct view *in, int dim, struct view *out)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_UNSQUEEZE);
+	uint32_t op = OP_BEGIN(rt, FL_OP_UNSQUEEZE, in_view(in), IN_SCALAR);
 	if (dim < 0 || dim > in->ndim || in->ndim + 1 > VIEW_MAX_DIM)
 		view_error("unsqueeze: expected a dimension within the tensor's rank");
 	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
@@ -322,14 +346,14 @@ static void op_unsqueeze(struct fl_rt *rt, const struct view *in, int dim, struc
 			s++;
 		}
 	}
-	op_as_strided(rt, in->base, (long)(in->data - in->base->data), in->ndim + 1, size, stride, out);
+	op_as_strided(rt, in->base, in, (long)(in->data - in->base->data), in->ndim + 1, size, stride, out);
 	fl_span_end(op);
 }
 
 /* Index `index` of dimension `dim`: that dimension goes away. */
 static void op_select(struct fl_rt *rt, const struct view *in, int dim, long index, struct view *out)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_SELECT);
+	uint32_t op = OP_BEGIN(rt, FL_OP_SELECT, in_view(in), IN_SCALAR, IN_SCALAR);
 	if (dim < 0 || dim >= in->ndim || index < 0 || index >= in->size[dim])
 		view_error("select: expected an index within the tensor's sizes");
 	long size[VIEW_MAX_DIM], stride[VIEW_MAX_DIM];
@@ -340,23 +364,24 @@ static void op_select(struct fl_rt *rt, const struct view *in, int dim, long ind
 			s++;
 		}
 	long offset = (long)(in->data - in->base->data) + index * in->stride[dim];
-	op_as_strided(rt, in->base, offset, in->ndim - 1, size, stride, out);
+	op_as_strided(rt, in->base, in, offset, in->ndim - 1, size, stride, out);
 	fl_span_end(op);
 }
 
 /* A float32 tensor has no conjugate bit to resolve: it is returned as it is. */
 static const struct fl_tensor *op_resolve_conj(struct fl_rt *rt, const struct fl_tensor *t, enum dtype dt)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_RESOLVE_CONJ);
+	uint32_t op = OP_BEGIN(rt, FL_OP_RESOLVE_CONJ, in_tensor(t));
 	if (dt == DT_COMPLEX64)
 		view_error("resolve_conj: expected a real tensor (complex tensors are not supported)");
 	fl_span_end(op);
 	return t;
 }
 
-static enum dtype op_result_type(struct fl_rt *rt, enum dtype a, enum dtype b)
+/* The dtype of x (of dtype a) combined with a number of dtype b. */
+static enum dtype op_result_type(struct fl_rt *rt, const struct fl_tensor *x, enum dtype a, enum dtype b)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_RESULT_TYPE);
+	uint32_t op = OP_BEGIN(rt, FL_OP_RESULT_TYPE, in_tensor(x), IN_SCALAR);
 	enum dtype r = a > b ? a : b;
 	fl_span_end(op);
 	return r;
@@ -365,7 +390,7 @@ static enum dtype op_result_type(struct fl_rt *rt, enum dtype a, enum dtype b)
 /* .to(dtype) of a tensor that already has it: no copy, the tensor itself. */
 static const struct fl_tensor *op_to_same(struct fl_rt *rt, const struct fl_tensor *t, enum dtype have, enum dtype want)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_TO);
+	uint32_t op = OP_BEGIN(rt, FL_OP_TO, in_tensor(t), IN_SCALAR);
 	if (have != want)
 		view_error("to: expected the tensor's own dtype (conversions run through _to_copy)");
 	fl_span_end(op);
@@ -374,14 +399,16 @@ static const struct fl_tensor *op_to_same(struct fl_rt *rt, const struct fl_tens
 
 static void op_fill_zero(struct fl_rt *rt, struct fl_tensor *t)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_FILL);
+	uint32_t op = OP_BEGIN(rt, FL_OP_FILL, in_tensor(t), IN_SCALAR);
 	fl_rt_zero(rt, t);
 	fl_span_end(op);
 }
 
-static void op_copy(struct fl_rt *rt, void *dst, const void *src, size_t bytes, enum fl_copy_kind kind)
+/* dst.copy_(src): in_dst and in_src are their shapes. */
+static void op_copy(struct fl_rt *rt, void *dst, struct fl_input in_dst, const void *src, struct fl_input in_src,
+		    size_t bytes, enum fl_copy_kind kind)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_COPY);
+	uint32_t op = OP_BEGIN(rt, FL_OP_COPY, in_dst, in_src);
 	rt->be->ops->copy(rt->be, dst, src, bytes, kind, FL_STREAM_COMPUTE);
 	fl_span_end(op);
 }
@@ -390,12 +417,12 @@ static void op_copy(struct fl_rt *rt, void *dst, const void *src, size_t bytes, 
  * 1×1 float32 tensor holding `s` (the caller frees it). */
 static struct fl_tensor *op_scalar_tensor(struct fl_rt *rt, double s)
 {
-	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
-	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
-	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO, IN_SCALAR, IN_SCALAR);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY, IN_SCALAR, IN_SCALAR);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED, IN_LIST, IN_LIST);
 	struct fl_tensor *st = tensor_new(rt, 1, 1);
 	fl_span_end(es);
-	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY, in_tensor(st), IN_SCALAR);
 	struct fl_kernel_args ca = {.out = st->data, .scalar = (float)s};
 	launch(rt, &K_COPY, &ca);
 	fl_span_end(cp);
@@ -407,20 +434,20 @@ static struct fl_tensor *op_scalar_tensor(struct fl_rt *rt, double s)
 /* sum of every element into a new 0-dim tensor. */
 static struct fl_tensor *op_sum(struct fl_rt *rt, const struct fl_tensor *x)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_SUM);
+	uint32_t op = OP_BEGIN(rt, FL_OP_SUM, in_tensor(x));
 	struct view in, kept, res;
 	const long n = (long)x->rows * x->cols, one = 1;
-	op_as_strided(rt, x, 0, 1, &n, &one, &in); /* the input, flattened for the reduction */
+	op_as_strided(rt, x, NULL, 0, 1, &n, &one, &in); /* the input, flattened for the reduction */
 	struct fl_tensor *t = tensor_new(rt, 1, 1);
 	op_fill_zero(rt, t);                       /* the result starts at the sum's identity */
 	struct view t0 = view_scalar(t);
 	op_unsqueeze(rt, &t0, 0, &kept);           /* the reduced dimension, kept for the kernel */
-	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
+	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY, IN_LIST);
 	struct fl_tensor *acc = tensor_new(rt, 1, 1); /* the kernel's accumulator */
 	fl_span_end(e);
 	struct fl_kernel_args a = {.out = acc->data, .a = in.data, .m = 1, .n = (int)n};
 	launch(rt, &K_SUM, &a);
-	op_copy(rt, kept.data, acc->data, sizeof(float), FL_COPY_D2D); /* accumulator into the result */
+	op_copy(rt, kept.data, in_view(&kept), acc->data, in_tensor(acc), sizeof(float), FL_COPY_D2D); /* accumulator into the result */
 	op_select(rt, &kept, 0, 0, &res);          /* the 0-dim result */
 	fl_tensor_free(rt, acc);
 	fl_span_end(op);
@@ -430,8 +457,8 @@ static struct fl_tensor *op_sum(struct fl_rt *rt, const struct fl_tensor *x)
 /* In-place division by an integer count, promoted to a float32 tensor first. */
 static void op_div_count(struct fl_rt *rt, struct fl_tensor *t, long count)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_DIV);   /* the public in-place op */
-	uint32_t impl = OP_BEGIN(rt, FL_OP_DIV); /* its implementation, with the wrapped number */
+	uint32_t op = OP_BEGIN(rt, FL_OP_DIV, in_tensor(t), IN_SCALAR);   /* the public in-place op */
+	uint32_t impl = OP_BEGIN(rt, FL_OP_DIV, in_tensor(t), IN_SCALAR); /* its implementation, with the wrapped number */
 	struct fl_tensor *d = op_scalar_tensor(rt, (double)count);
 	struct fl_kernel_args b = {.out = t->data, .b = d->data, .scalar = (float)count};
 	launch(rt, &K_DIV, &b);
@@ -469,11 +496,11 @@ struct fl_tensor *fl_rt_param(struct fl_rt *rt, int rows, int cols, float scale)
 struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 {
 	/* the data loader makes the batch on the host */
-	uint32_t op = OP_BEGIN(rt, FL_OP_RANDN);
-	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY);
+	uint32_t op = OP_BEGIN(rt, FL_OP_RANDN, IN_LIST);
+	uint32_t e = OP_BEGIN(rt, FL_OP_EMPTY, IN_LIST);
 	struct fl_tensor *t = tensor_new_host(rt, rows, cols);
 	fl_span_end(e);
-	uint32_t nrm = OP_BEGIN(rt, FL_OP_NORMAL);
+	uint32_t nrm = OP_BEGIN(rt, FL_OP_NORMAL, in_tensor(t), IN_SCALAR, IN_SCALAR);
 	struct fl_kernel_args a = {.out = t->data, .m = rows, .n = cols, .scalar = 1.0f,
 				   .result = (double *)(void *)rt->rng};
 	k_normal(&a);
@@ -482,12 +509,12 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 	if (!rt->be->ops->asynchronous)
 		return t;
 	/* x.to(device): a pageable host-to-device copy */
-	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
-	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
-	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO, in_tensor(t), IN_OTHER);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY, in_tensor(t), IN_OTHER);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED, IN_LIST, IN_LIST);
 	struct fl_tensor *d = tensor_new(rt, rows, cols);
 	fl_span_end(es);
-	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY, in_tensor(d), in_tensor(t), IN_SCALAR);
 	if (rt->h2d_blocking) { /* a synchronous copy: the host waits for the device */
 		uint64_t t0 = fl_clock_ticks();
 		if (rt->be->ops->copy_sync)
@@ -512,8 +539,8 @@ struct fl_tensor *fl_rt_randn(struct fl_rt *rt, int rows, int cols)
 
 struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *x, const struct fl_tensor *w)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_MATMUL);
-	uint32_t mm = OP_BEGIN(rt, FL_OP_MM);
+	uint32_t op = OP_BEGIN(rt, FL_OP_MATMUL, in_tensor(x), in_tensor(w));
+	uint32_t mm = OP_BEGIN(rt, FL_OP_MM, in_tensor(x), in_tensor(w));
 	struct fl_tensor *t = tensor_new(rt, x->rows, w->cols);
 	/* the GEMM takes its output and both inputs unconjugated */
 	op_resolve_conj(rt, t, DT_FLOAT32);
@@ -528,8 +555,8 @@ struct fl_tensor *fl_rt_matmul(struct fl_rt *rt, const struct fl_tensor *x, cons
 
 struct fl_tensor *fl_rt_relu(struct fl_rt *rt, const struct fl_tensor *x)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_RELU);
-	uint32_t c = OP_BEGIN(rt, FL_OP_CLAMP_MIN);
+	uint32_t op = OP_BEGIN(rt, FL_OP_RELU, in_tensor(x));
+	uint32_t c = OP_BEGIN(rt, FL_OP_CLAMP_MIN, in_tensor(x), IN_SCALAR);
 	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols, .scalar = 0.0f};
 	launch(rt, &K_CLAMP, &a);
@@ -540,10 +567,10 @@ struct fl_tensor *fl_rt_relu(struct fl_rt *rt, const struct fl_tensor *x)
 
 struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_SQUARE);
-	uint32_t p = OP_BEGIN(rt, FL_OP_POW);
+	uint32_t op = OP_BEGIN(rt, FL_OP_SQUARE, in_tensor(x));
+	uint32_t p = OP_BEGIN(rt, FL_OP_POW, in_tensor(x), IN_SCALAR);
 	/* x ** 2: the integer exponent does not widen a float32 base */
-	enum dtype dt = op_result_type(rt, DT_FLOAT32, DT_INT64);
+	enum dtype dt = op_result_type(rt, x, DT_FLOAT32, DT_INT64);
 	x = op_to_same(rt, x, DT_FLOAT32, dt);
 	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
@@ -555,8 +582,8 @@ struct fl_tensor *fl_rt_square(struct fl_rt *rt, const struct fl_tensor *x)
 
 struct fl_tensor *fl_rt_mean(struct fl_rt *rt, const struct fl_tensor *x)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_MEAN);   /* the public op */
-	uint32_t impl = OP_BEGIN(rt, FL_OP_MEAN); /* its implementation: sum, then divide in place */
+	uint32_t op = OP_BEGIN(rt, FL_OP_MEAN, in_tensor(x));   /* the public op */
+	uint32_t impl = OP_BEGIN(rt, FL_OP_MEAN, in_tensor(x)); /* its implementation: sum, then divide in place */
 	struct fl_tensor *t = op_sum(rt, x);
 	op_div_count(rt, t, (long)x->rows * x->cols);
 	fl_span_end(impl);
@@ -568,7 +595,7 @@ struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum
 {
 	static const enum fl_rt_op ids[] = {FL_OP_ADD, FL_OP_MUL, FL_OP_SUB};
 	static const struct fl_kernel *const ks[] = {&K_ADD, &K_MUL, &K_SUB};
-	uint32_t op = OP_BEGIN(rt, ids[kind]);
+	uint32_t op = OP_BEGIN(rt, ids[kind], in_tensor(x), IN_SCALAR);
 	/* type promotion: the double scalar becomes a float32 tensor */
 	struct fl_tensor *st = op_scalar_tensor(rt, s);
 	struct fl_tensor *t = tensor_new(rt, x->rows, x->cols);
@@ -581,7 +608,7 @@ struct fl_tensor *fl_rt_scalar(struct fl_rt *rt, const struct fl_tensor *x, enum
 
 void fl_rt_add_(struct fl_rt *rt, struct fl_tensor *x, const struct fl_tensor *y, double alpha)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_ADD_INPLACE);
+	uint32_t op = OP_BEGIN(rt, FL_OP_ADD_INPLACE, in_tensor(x), in_tensor(y), IN_SCALAR);
 	struct fl_kernel_args a = {.out = x->data, .a = y->data, .m = x->rows, .n = x->cols, .scalar = (float)-alpha};
 	launch(rt, &K_AXPY, &a);
 	fl_span_end(op);
@@ -589,8 +616,8 @@ void fl_rt_add_(struct fl_rt *rt, struct fl_tensor *x, const struct fl_tensor *y
 
 double fl_rt_item(struct fl_rt *rt, const struct fl_tensor *t)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_ITEM);
-	uint32_t l = OP_BEGIN(rt, FL_OP_LOCAL_SCALAR);
+	uint32_t op = OP_BEGIN(rt, FL_OP_ITEM, in_tensor(t));
+	uint32_t l = OP_BEGIN(rt, FL_OP_LOCAL_SCALAR, in_tensor(t));
 	double v;
 	if (rt->be->ops->asynchronous) {
 		/* the host reads a device value: copy back, then wait for the stream */
@@ -615,7 +642,7 @@ void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_
 
 struct fl_tensor *fl_rt_empty_uncached(struct fl_rt *rt, int rows, int cols)
 {
-	uint32_t op = OP_BEGIN(rt, FL_OP_EMPTY);
+	uint32_t op = OP_BEGIN(rt, FL_OP_EMPTY, IN_LIST);
 	struct fl_tensor *t = calloc(1, sizeof(*t));
 	if (!t)
 		oom();
@@ -705,15 +732,15 @@ static const struct fl_kernel K_TO_FLOAT = {"cast_half_to_float_kernel", k_to_fl
 /* x.to(dtype): to → _to_copy → empty_strided + copy_ (the conversion kernel) */
 static struct fl_tensor *cast(struct fl_rt *rt, const struct fl_tensor *x, int to_half)
 {
-	uint32_t to = OP_BEGIN(rt, FL_OP_TO);
-	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY);
-	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED);
+	uint32_t to = OP_BEGIN(rt, FL_OP_TO, in_tensor(x), IN_SCALAR);
+	uint32_t tc = OP_BEGIN(rt, FL_OP_TO_COPY, in_tensor(x), IN_SCALAR);
+	uint32_t es = OP_BEGIN(rt, FL_OP_EMPTY_STRIDED, IN_LIST, IN_LIST);
 	/* a half tensor's rows × cols halves fit in rows × ceil(cols / 2) floats */
 	struct fl_tensor *t = tensor_new(rt, x->rows, to_half ? (x->cols + 1) / 2 : x->cols);
 	t->cols = x->cols;
 	t->half = to_half;
 	fl_span_end(es);
-	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY);
+	uint32_t cp = OP_BEGIN(rt, FL_OP_COPY, in_tensor(t), in_tensor(x));
 	struct fl_kernel_args a = {.out = t->data, .a = x->data, .m = x->rows, .n = x->cols};
 	launch(rt, to_half ? &K_TO_HALF : &K_TO_FLOAT, &a);
 	fl_span_end(cp);

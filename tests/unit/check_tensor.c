@@ -379,6 +379,122 @@ START_TEST(each_op_records_its_anatomy)
 }
 END_TEST
 
+/* The n-th cpu_op named `name` in b (0-based), or NULL. */
+static const struct fl_event *nth_op(const struct fl_tbuf *b, const char *name, int nth)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->ev[i].kind == FL_EV_CPU_OP && strcmp(fl_tracer_name(b->ev[i].name), name) == 0 && nth-- == 0)
+			return &b->ev[i];
+	return NULL;
+}
+
+/* The op's recorded inputs are exactly `want` (a tensor: its sizes; else []). */
+static void assert_inputs(const struct fl_tbuf *b, const char *name, int nth, const struct fl_input *want, uint32_t n)
+{
+	const struct fl_event *e = nth_op(b, name, nth);
+	ck_assert_msg(e != NULL, "no op '%s' #%d", name, nth);
+	const struct fl_op_inputs *in = fl_event_inputs_of(b, e);
+	ck_assert_msg(in != NULL, "'%s' #%d recorded no inputs", name, nth);
+	ck_assert_msg(in->n == n, "'%s' #%d: %u inputs, expected %u", name, nth, in->n, n);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_msg(in->in[i].type == want[i].type && in->in[i].ndim == want[i].ndim,
+			      "'%s' #%d input %u: type %s ndim %u, expected %s ndim %u", name, nth, i,
+			      fl_input_type_name(in->in[i].type), in->in[i].ndim, fl_input_type_name(want[i].type),
+			      want[i].ndim);
+		for (int d = 0; d < want[i].ndim; d++)
+			ck_assert_msg(in->in[i].dim[d] == want[i].dim[d], "'%s' #%d input %u dim %d: %d, expected %d", name,
+				      nth, i, d, in->in[i].dim[d], want[i].dim[d]);
+	}
+}
+
+#define T2(r, c, t) ((struct fl_input){.dim = {(r), (c)}, .ndim = 2, .type = (t)})
+#define TV(t, nd, ...) ((struct fl_input){.dim = {__VA_ARGS__}, .ndim = (nd), .type = (t)})
+#define SC ((struct fl_input){.type = FL_IN_SCALAR})
+#define SL ((struct fl_input){.type = FL_IN_SCALAR_LIST})
+#define ASSERT_INPUTS(b, name, nth, ...)                                                            \
+	assert_inputs(b, name, nth, (const struct fl_input[]){__VA_ARGS__},                         \
+		      sizeof((const struct fl_input[]){__VA_ARGS__}) / sizeof(struct fl_input))
+
+/* Every op's Input Dims and Input type are its real inputs' shapes and dtypes. */
+START_TEST(ops_record_their_input_shapes)
+{
+	struct fl_rt rt;
+	tracer_on_main();
+	open_device(&configs[_i]);
+	rt_setup(&rt, &configs[_i], 17);
+	const struct fl_tbuf *b = fl_tls_tbuf;
+	struct fl_tensor *w = fl_rt_param(&rt, 12, 5, 0.5f);
+
+	fl_tracer_set_recording(1);
+	struct fl_tensor *x = fl_rt_randn(&rt, 3, 12);
+	struct fl_tensor *h = fl_rt_matmul(&rt, x, w);
+	struct fl_tensor *r = fl_rt_relu(&rt, h);
+	struct fl_tensor *sq = fl_rt_square(&rt, r);
+	struct fl_tensor *m = fl_rt_mean(&rt, sq);
+	struct fl_tensor *a = fl_rt_scalar(&rt, r, FL_SCALAR_ADD, 1.0);
+	struct fl_tensor *hf = fl_rt_to_half(&rt, a);
+	struct fl_tensor *f = fl_rt_to_float(&rt, hf);
+	fl_rt_add_(&rt, r, f, 0.5);
+	(void)fl_rt_item(&rt, m);
+	fl_dev_synchronize(&dev);
+	fl_tracer_set_recording(0);
+
+	const enum fl_input_type F = FL_IN_FLOAT, H = FL_IN_HALF;
+	/* shapes as the tensors really are */
+	ck_assert_int_eq(h->rows, 3);
+	ck_assert_int_eq(h->cols, 5);
+	ASSERT_INPUTS(b, "fl::randn", 0, SL);
+	ASSERT_INPUTS(b, "fl::normal_", 0, T2(x->rows, x->cols, F), SC, SC);
+	ASSERT_INPUTS(b, "fl::matmul", 0, T2(x->rows, x->cols, F), T2(w->rows, w->cols, F));
+	ASSERT_INPUTS(b, "fl::mm", 0, T2(3, 12, F), T2(12, 5, F));
+	ASSERT_INPUTS(b, "fl::resolve_conj", 0, T2(3, 5, F)); /* the GEMM's output */
+	ASSERT_INPUTS(b, "fl::resolve_conj", 1, T2(3, 12, F));
+	ASSERT_INPUTS(b, "fl::resolve_conj", 2, T2(12, 5, F));
+	ASSERT_INPUTS(b, "fl::relu", 0, T2(h->rows, h->cols, F));
+	ASSERT_INPUTS(b, "fl::clamp_min", 0, T2(3, 5, F), SC);
+	ASSERT_INPUTS(b, "fl::square", 0, T2(r->rows, r->cols, F));
+	ASSERT_INPUTS(b, "fl::pow", 0, T2(3, 5, F), SC);
+	ASSERT_INPUTS(b, "fl::result_type", 0, T2(3, 5, F), SC);
+	ASSERT_INPUTS(b, "fl::mean", 0, T2(sq->rows, sq->cols, F));
+	ASSERT_INPUTS(b, "fl::mean", 1, T2(3, 5, F));
+	ASSERT_INPUTS(b, "fl::sum", 0, T2(3, 5, F));
+	/* views: the flattened input, the 0-dim result and its kept dimension */
+	ASSERT_INPUTS(b, "fl::as_strided", 0, T2(3, 5, F), SL, SL, SC);
+	ASSERT_INPUTS(b, "fl::fill_", 0, T2(1, 1, F), SC);
+	ASSERT_INPUTS(b, "fl::unsqueeze", 0, TV(F, 0, 0), SC);
+	ASSERT_INPUTS(b, "fl::as_strided", 1, TV(F, 0, 0), SL, SL, SC);
+	ASSERT_INPUTS(b, "fl::select", 0, TV(F, 1, 1), SC, SC);
+	ASSERT_INPUTS(b, "fl::as_strided", 2, TV(F, 1, 1), SL, SL, SC);
+	ASSERT_INPUTS(b, "fl::div_", 0, T2(m->rows, m->cols, F), SC);
+	ASSERT_INPUTS(b, "fl::add", 0, T2(r->rows, r->cols, F), SC);
+	/* dtype casts: float32 in, float16 out, and back */
+	ASSERT_INPUTS(b, "fl::add_", 0, T2(3, 5, F), T2(f->rows, f->cols, F), SC);
+	ASSERT_INPUTS(b, "fl::item", 0, T2(1, 1, F));
+	ASSERT_INPUTS(b, "fl::_local_scalar_dense", 0, T2(1, 1, F));
+	/* the casts' fl::to come after pow's, the promotions of mean's divisor and of the
+	 * added scalar and, on a device, the batch's copy; the _to_copy after two or three */
+	int k = is_emu(_i) ? 4 : 3;
+	ASSERT_INPUTS(b, "fl::to", k - 1, SC, SC); /* the added scalar's promotion */
+	ASSERT_INPUTS(b, "fl::to", k, T2(a->rows, a->cols, F), SC);
+	ASSERT_INPUTS(b, "fl::_to_copy", k - 1, T2(3, 5, F), SC);
+	ASSERT_INPUTS(b, "fl::to", k + 1, T2(hf->rows, hf->cols, H), SC);
+	ASSERT_INPUTS(b, "fl::_to_copy", k, T2(3, 5, H), SC);
+	if (is_emu(_i)) /* x.to(device): the host batch goes to a device tensor of its shape */
+		ASSERT_INPUTS(b, "fl::copy_", 0, T2(3, 12, F), T2(3, 12, F), SC);
+	/* every recorded op has inputs */
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->ev[i].kind == FL_EV_CPU_OP)
+			ck_assert_msg(fl_event_inputs_of(b, &b->ev[i]) != NULL, "'%s' recorded no inputs",
+				      fl_tracer_name(b->ev[i].name));
+
+	struct fl_tensor *all[] = {f, hf, a, m, sq, r, h, x, w};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		fl_tensor_free(&rt, all[i]);
+	close_device();
+	fl_tracer_release();
+}
+END_TEST
+
 /* float16 conversions: round to nearest even, subnormals, overflow, specials */
 START_TEST(half_conversions_round_to_nearest_even)
 {
@@ -423,6 +539,7 @@ static Suite *tensor_suite(void)
 	tc = tcase_create("recorded");
 	tcase_add_loop_test(tc, scalar_records_promotion_chain, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, each_op_records_its_anatomy, 0, N_CONFIGS);
+	tcase_add_loop_test(tc, ops_record_their_input_shapes, 0, N_CONFIGS);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -181,6 +181,86 @@ START_TEST(full_buffer_counts_drops)
 }
 END_TEST
 
+/* ---- op inputs ---- */
+
+/* An op's inputs go to its buffer's shapes array; the event points at them. */
+START_TEST(op_records_its_inputs)
+{
+	attach_main(8);
+	uint32_t mm = fl_tracer_intern("fl::mm"), step = fl_tracer_intern("step");
+	const struct fl_tbuf *b = fl_tls_tbuf;
+	ck_assert_ptr_nonnull(b->shapes);
+	ck_assert_uint_eq(b->cap_shapes, b->cap);
+	const struct fl_input in[] = {
+		{.dim = {64, 96}, .ndim = 2, .type = FL_IN_FLOAT},
+		{.dim = {96, 96}, .ndim = 2, .type = FL_IN_HALF},
+		{.type = FL_IN_SCALAR},
+	};
+	ck_assert_uint_eq(fl_op_begin(mm, in, 3), FL_SLOT_NONE); /* not recording */
+	ck_assert_uint_eq(b->n_shapes, 0);
+	fl_tracer_set_recording(1);
+	uint32_t s = fl_span_begin(step, FL_EV_USER_ANNOTATION);
+	uint32_t a = fl_op_begin(mm, in, 3);
+	uint32_t none = fl_op_begin(mm, in, 0); /* an op without inputs */
+	fl_span_end(none);
+	fl_span_end(a);
+	fl_span_end(s);
+	fl_tracer_set_recording(0);
+	ck_assert_uint_eq(b->n, 3);
+	ck_assert_uint_eq(b->n_shapes, 1);
+	ck_assert_uint_eq(b->ev[a].kind, FL_EV_CPU_OP);
+	ck_assert_uint_eq(b->ev[a].depth, 1);
+	ck_assert_uint_ge(b->ev[a].t1, b->ev[a].t0);
+	const struct fl_op_inputs *r = fl_event_inputs_of(b, &b->ev[a]);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->n, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(r->in[i].ndim, in[i].ndim);
+		ck_assert_uint_eq(r->in[i].type, in[i].type);
+		for (int d = 0; d < in[i].ndim; d++)
+			ck_assert_int_eq(r->in[i].dim[d], in[i].dim[d]);
+	}
+	ck_assert_ptr_null(fl_event_inputs_of(b, &b->ev[none]));
+	ck_assert_ptr_null(fl_event_inputs_of(b, &b->ev[s]));
+
+	/* a full buffer drops the op and its inputs together */
+	fl_tracer_set_recording(1);
+	for (int i = 0; i < 10; i++)
+		fl_span_end(fl_op_begin(mm, in, 2));
+	fl_tracer_set_recording(0);
+	ck_assert_uint_eq(b->n, 8);
+	ck_assert_uint_eq(b->n_shapes, 6);
+	ck_assert_uint_eq(fl_tracer_dropped(), 5);
+	for (uint32_t i = 3; i < 8; i++)
+		ck_assert_uint_eq(fl_event_inputs_of(b, &b->ev[i])->n, 2);
+
+	/* reserve clears the records and sizes them with the events */
+	ck_assert_int_eq(fl_tracer_reserve(64), FL_OK);
+	ck_assert_uint_eq(b->n_shapes, 0);
+	ck_assert_uint_ge(b->cap_shapes, 64);
+	release();
+}
+END_TEST
+
+/* A device row's buffer has no inputs array; its events never point into one. */
+START_TEST(device_buffers_have_no_inputs)
+{
+	attach_main(0);
+	struct fl_tbuf *d = fl_tracer_buffer_new("GPU 0", 1, 0, 0, 4);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_null(d->shapes);
+	struct fl_event e = {.kind = FL_EV_CPU_OP, .value = 1};
+	ck_assert_ptr_null(fl_event_inputs_of(d, &e));
+	ck_assert_str_eq(fl_input_type_name(FL_IN_FLOAT), "float");
+	ck_assert_str_eq(fl_input_type_name(FL_IN_HALF), "c10::Half");
+	ck_assert_str_eq(fl_input_type_name(FL_IN_SCALAR), "Scalar");
+	ck_assert_str_eq(fl_input_type_name(FL_IN_SCALAR_LIST), "ScalarList");
+	ck_assert_str_eq(fl_input_type_name(FL_IN_NONE), "");
+	ck_assert_str_eq(fl_input_type_name(FL_IN_TYPE_COUNT), "");
+	release();
+}
+END_TEST
+
 /* ---- threads ---- */
 
 struct worker_arg {
@@ -345,6 +425,8 @@ static Suite *tracer_suite(void)
 	tcase_add_test(tc, full_buffer_counts_drops);
 	tcase_add_test(tc, threads_record_into_own_buffers);
 	tcase_add_test(tc, attach_twice_keeps_buffer);
+	tcase_add_test(tc, op_records_its_inputs);
+	tcase_add_test(tc, device_buffers_have_no_inputs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");

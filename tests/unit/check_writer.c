@@ -252,6 +252,75 @@ START_TEST(writes_rank_and_drops)
 }
 END_TEST
 
+START_TEST(writes_op_inputs)
+{
+	/* torch.profiler's record_shapes args: one list per input, [] for a non-tensor or 0-dim */
+	ck_assert_int_eq(fl_tracer_init(0), FL_OK);
+	ck_assert_int_eq(fl_tracer_thread_attach("main", -1), FL_OK);
+	uint32_t mm = fl_tracer_intern("fl::mm"), sel = fl_tracer_intern("fl::select"),
+		 bare = fl_tracer_intern("fl::bare"), step = fl_tracer_intern("ProfilerStep#0");
+	const struct fl_input mm_in[] = {
+		{.dim = {64, 96}, .ndim = 2, .type = FL_IN_FLOAT},
+		{.dim = {96, 96}, .ndim = 2, .type = FL_IN_HALF},
+	};
+	const struct fl_input sel_in[] = {
+		{.dim = {1, 2, 3}, .ndim = 3, .type = FL_IN_FLOAT}, {.type = FL_IN_SCALAR},
+		{.type = FL_IN_SCALAR_LIST}, {.type = FL_IN_NONE},
+	};
+	struct fl_trace_meta m = {.trace_name = "inputs", .world_size = 1, .dist_backend = "none"};
+	fl_tracer_set_recording(1);
+	m.window_t0 = fl_clock_ticks();
+	uint32_t s = fl_span_begin(step, FL_EV_USER_ANNOTATION);
+	uint32_t a = fl_op_begin(mm, mm_in, 2);
+	fl_span_end(fl_op_begin(sel, sel_in, 4));
+	fl_span_end(a);
+	fl_span_end(fl_op_begin(bare, NULL, 0));
+	fl_span_end(s);
+	m.window_t1 = fl_clock_ticks();
+	fl_tracer_set_recording(0);
+
+	char path[256];
+	tmp_path(path, sizeof(path), "inputs.json");
+	ck_assert_int_eq(fl_kineto_write(path, &m, NULL), FL_OK);
+	char *text = NULL;
+	size_t len;
+	ck_assert_int_eq(fl_read_file(path, &text, &len), FL_OK);
+	/* the exact text torch.profiler writes for these args */
+	ck_assert_ptr_nonnull(strstr(text, "\"Record function id\": 0, \"Input Dims\": [[64, 96], [96, 96]], "
+					  "\"Input type\": [\"float\", \"c10::Half\"], \"Ev Idx\": 1}"));
+	ck_assert_ptr_nonnull(strstr(text, "\"Input Dims\": [[1, 2, 3], [], [], []], "
+					  "\"Input type\": [\"float\", \"Scalar\", \"ScalarList\", \"\"]"));
+	cJSON *doc = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(doc);
+	const cJSON *e;
+	int n_ops = 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "traceEvents")) {
+		const cJSON *cat = cJSON_GetObjectItem(e, "cat");
+		if (!cat || strcmp(cat->valuestring, "cpu_op") != 0)
+			continue;
+		const cJSON *args = cJSON_GetObjectItem(e, "args");
+		const cJSON *dims = cJSON_GetObjectItem(args, "Input Dims");
+		const cJSON *types = cJSON_GetObjectItem(args, "Input type");
+		const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+		if (strcmp(name, "fl::bare") == 0) { /* no inputs: no keys */
+			ck_assert_ptr_null(dims);
+			ck_assert_ptr_null(types);
+		} else {
+			ck_assert(cJSON_IsArray(dims) && cJSON_IsArray(types));
+			ck_assert_int_eq(cJSON_GetArraySize(dims), cJSON_GetArraySize(types));
+		}
+		n_ops++;
+	}
+	ck_assert_int_eq(n_ops, 3);
+	cJSON_Delete(doc);
+	free(text);
+	struct strbuf report = STRBUF_INIT;
+	enum fl_status st = fl_trace_validate(path, &report);
+	ck_assert_msg(st == FL_OK, "validate: %d\n%s", st, report.buf ? report.buf : "");
+	strbuf_release(&report);
+}
+END_TEST
+
 START_TEST(unwritable_path_leaves_nothing)
 {
 	struct fl_trace_meta m = record_window();
@@ -279,6 +348,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, writes_plain_json);
 	tcase_add_test(tc, writes_gzip_json);
 	tcase_add_test(tc, writes_rank_and_drops);
+	tcase_add_test(tc, writes_op_inputs);
 	tcase_add_test(tc, unwritable_path_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return s;
