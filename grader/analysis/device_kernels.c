@@ -112,7 +112,9 @@ static size_t aggr_by_name(const struct fl_dm_job *j, struct name_dur *nd, size_
 		double q = fl_quantile_sorted(sorted, nr, j->o.duration_ratio);
 		size_t keep = 0, no = 0;
 		for (size_t i = 0; i < nr; i++) {
-			if (cum[i] > q || i >= top)
+			/* HTA's keep_idx is `sum < 0` ("always false"): a name whose rounded
+			 * total is negative (sub-µs kernels) is never grouped into others */
+			if ((cum[i] > q || i >= top) && !(rows[i].sum < 0))
 				tmp[no++] = rows[i].sum;
 			else
 				rows[keep++] = (struct name_row){rows[i].name, rows[i].sum, rows[i].sum, rows[i].sum,

@@ -41,6 +41,23 @@ def _stable_sort_values(self, *args, **kwargs):
 
 
 pd.DataFrame.sort_values = _stable_sort_values
+
+# HTA groups kernels by symbol id, and its symbol ids follow the iteration order
+# of a Python set of names (the hash seed's order): kernels whose totals tie
+# come out in an order nobody chose, and which of them falls into "others"
+# changes from run to run. faultline breaks such ties by name; HTA's symbols
+# are added in name order here, so that its ties break the same way
+# (docs/analyze.md, "Ties" (c)).
+from hta.common.trace_symbol_table import TraceSymbolTable  # noqa: E402
+
+_add_symbols = TraceSymbolTable.add_symbols
+
+
+def _sorted_add_symbols(self, symbols):
+    return _add_symbols(self, sorted(symbols))
+
+
+TraceSymbolTable.add_symbols = _sorted_add_symbols
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
 from hta.trace_diff import TraceDiff  # noqa: E402
 
