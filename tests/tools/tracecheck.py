@@ -865,9 +865,21 @@ def catalog(out):
     dc = casts(d)
     check(sorted(inst) == sorted(dc) and all(dc[n] == inst[n]["measured"] == inst[n]["requested"] for n in dc),
           "dtype_casts: cast kernels per step == the truth's casts (%s)" % sorted(set(dc.values())))
-    tos = {n: len(v) for n, v in per_step(d, lambda e: e["cat"] == "cpu_op" and e["name"] == "fl::to").items()}
-    check(all(tos[n] == dc[n] + 1 for n in tos),
-          "dtype_casts: one fl::to op per cast, plus the batch's own .to(device) (%s)" % sorted(set(tos.values())))
+    # a cast is an fl::to whose own launch runs a cast_ kernel; the other fl::to ops
+    # (the batch's .to(device), the scalar promotions of the eager runtime) are the
+    # same in every step
+    cast_corr = {k["args"]["correlation"] for k in d.kernels if k["name"].startswith("cast_")}
+    launches = [l for l in d.x if l["cat"] == "cuda_runtime" and l["args"].get("correlation") in cast_corr]
+
+    def is_cast(e):
+        return any(e["ts"] <= l["ts"] <= e["ts"] + e["dur"] and l["tid"] == e["tid"] for l in launches)
+    tos = per_step(d, lambda e: e["cat"] == "cpu_op" and e["name"] == "fl::to")
+    cast_tos = {n: sum(1 for e in v if is_cast(e)) for n, v in tos.items()}
+    other_tos = {n: len(v) - cast_tos[n] for n, v in tos.items()}
+    check(all(cast_tos[n] == dc[n] for n in cast_tos),
+          "dtype_casts: one fl::to op per cast (%s)" % sorted(set(cast_tos.values())))
+    check(len(set(other_tos.values())) == 1,
+          "dtype_casts: the other fl::to ops are the same in every step (%s)" % sorted(set(other_tos.values())))
     check(not any(k["name"].startswith("cast_") for k in healthy.kernels), "healthy: no cast kernels")
 
 
