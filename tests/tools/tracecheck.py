@@ -814,7 +814,10 @@ def catalog(out):
     if timing:
         sa, sh = short_share(a), short_share(healthy)
         check(sa >= 0.8, "launch_bound: %.0f%% of kernels are shorter than their launch call (>= 80%%)" % (100 * sa))
-        check(sh <= 0.2, "healthy: %.0f%% of kernels are shorter than their launch call (<= 20%%)" % (100 * sh))
+        # healthy reads 0-7% on a quiet machine and up to 25% with every core
+        # busy (a preempted launch call lasts longer): the line sits between
+        # that and the launch-bound trace's >= 80%
+        check(sh <= 0.5, "healthy: %.0f%% of kernels are shorter than their launch call (<= 50%%)" % (100 * sh))
         dev = union([(e["ts"], e["ts"] + e["dur"]) for e in a.x if e["cat"] in ("kernel", "gpu_memcpy")])
         idle = median([1 - length(clip(dev, s["ts"], s["ts"] + s["dur"])) / s["dur"] for _, s in a.steps])
         check(idle >= 0.6, "launch_bound: the device idles %.0f%% of the step (median; >= 60%%)" % (100 * idle))
