@@ -522,94 +522,115 @@ static enum fl_status run_name(const struct fl_scenario *sc, uint64_t seed, char
 	return fl_comm_bcast(out, 32, 0);
 }
 
-enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r)
-{
-	enum fl_status st;
-	struct fl_harness *h = NULL;
-	struct fl_backend be = {0};
-	int be_open = 0, wl_init = 0;
-	uint32_t *step_id = NULL;
-	cJSON *report = NULL;
-	char **reports_text = NULL;
-	const char *out_dir = o->out_dir ? o->out_dir : "out";
-	const char *backend = o->backend ? o->backend : sc->backend;
-	uint64_t seed = o->seed_set ? o->seed : sc->seed;
-	long active = o->active_steps > 0 ? o->active_steps : sc->active;
-	long total = sc->wait + sc->warmup + active;
-	uint64_t t_start = fl_clock_realtime_ns();
-	int train = strcmp(sc->workload.mode, "train") == 0;
-	int pipeline = strcmp(sc->workload.kind, "pipeline") == 0;
+/* One run on this rank, as its stages see it (fl_run_scenario). */
+struct run {
+	const struct fl_scenario *sc;
+	const struct fl_run_opts *o;
+	struct fl_run_result *r;
+	struct fl_harness *h;
+	struct fl_backend be;
+	int be_open, wl_init, auto_backend, train, pipeline;
+	const char *out_dir, *backend;
+	uint64_t seed;
+	long active, total;
+	uint32_t *step_id;
+	uint32_t phase_id[FL_MAX_PHASES];
+	char trace_name[256], truth_name[256], trace_id[64];
+	struct fl_workload_shape shape;
+	uint64_t window_t0, window_t1;
+	cJSON *report;
+	char **reports_text;
+};
 
-	memset(r, 0, sizeof(*r));
-	r->rank = fl_comm_rank();
-	r->world_size = fl_comm_size();
+/* The backend exists in this build and can run this scenario on this many ranks. */
+static enum fl_status run_check(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	int world = x->r->world_size;
 	/* "auto": cuda when it opens (a usable device), else emu; the checks below
 	 * hold for both, so they run against emu's description */
-	int auto_backend = strcmp(backend, "auto") == 0;
-	if (auto_backend)
-		backend = "emu";
-	be.ops = fl_backend_find(backend);
-	if (!be.ops) {
+	x->auto_backend = strcmp(x->backend, "auto") == 0;
+	if (x->auto_backend)
+		x->backend = "emu";
+	x->be.ops = fl_backend_find(x->backend);
+	if (!x->be.ops) {
 		char list[128] = "";
 		for (size_t i = 0; fl_backends[i]; i++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", fl_backends[i]->name);
 		return fl_error(FL_EINPUT, "scenario '%s': backend '%s' is not available in this build, expected one of: %s, auto",
-				sc->name, backend, list);
+				sc->name, x->backend, list);
 	}
-	if (r->world_size > 1 && !be.ops->allreduce)
+	const struct fl_backend_ops *ops = x->be.ops;
+	if (world > 1 && !ops->allreduce)
 		return fl_error(FL_EINPUT, "scenario '%s': %d ranks need a backend with collectives (emu), not '%s'",
-				sc->name, r->world_size, be.ops->name);
-	if (train && !be.ops->asynchronous)
+				sc->name, world, ops->name);
+	if (x->train && !ops->asynchronous)
 		return fl_error(FL_EINPUT, "scenario '%s': workload.mode \"train\" needs a device backend (emu), not '%s'",
-				sc->name, be.ops->name);
-	if (pipeline && r->world_size > 1 && !be.ops->sendrecv)
+				sc->name, ops->name);
+	if (x->pipeline && world > 1 && !ops->sendrecv)
 		return fl_error(FL_EINPUT, "scenario '%s': a pipeline on %d ranks needs a backend with point-to-point "
-				"transfers (emu), not '%s'", sc->name, r->world_size, be.ops->name);
+				"transfers (emu), not '%s'", sc->name, world, ops->name);
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
-		if (!fl_workload_has_phase(train, sc->workload.phases[p]))
+		if (!fl_workload_has_phase(x->train, sc->workload.phases[p]))
 			return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: phase '%s' needs workload.mode \"train\"",
 					sc->path, p, sc->workload.phases[p]);
-	if ((st = fl_prepare_out_dir(out_dir)))
+	return FL_OK;
+}
+
+/* The output folder, and this rank's trace and truth names (neutral with
+ * --blind or when the scenario names none). */
+static enum fl_status run_names(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_run_result *r = x->r;
+	enum fl_status st;
+	if ((st = fl_prepare_out_dir(x->out_dir)))
 		return st;
-	char trace_name[256], truth_name[256], base_trace[256], id[32] = "", trace_id[64];
-	if ((st = run_name(sc, seed, id)))
+	char base_trace[256], id[32] = "";
+	if ((st = run_name(sc, x->seed, id)))
 		return st;
-	int blind = o->blind || !sc->out_trace;
+	int blind = x->o->blind || !sc->out_trace;
 	if (blind)
 		snprintf(base_trace, sizeof(base_trace), "%s.json.gz", id);
 	else
 		snprintf(base_trace, sizeof(base_trace), "%s", sc->out_trace);
 	if (r->world_size > 1) {
-		rank_name(trace_name, sizeof(trace_name), base_trace, r->rank);
-		snprintf(trace_id, sizeof(trace_id), "%s.rank-%d", id, r->rank);
+		rank_name(x->trace_name, sizeof(x->trace_name), base_trace, r->rank);
+		snprintf(x->trace_id, sizeof(x->trace_id), "%s.rank-%d", id, r->rank);
 	} else {
-		snprintf(trace_name, sizeof(trace_name), "%s", base_trace);
-		snprintf(trace_id, sizeof(trace_id), "%s", id);
+		snprintf(x->trace_name, sizeof(x->trace_name), "%s", base_trace);
+		snprintf(x->trace_id, sizeof(x->trace_id), "%s", id);
 	}
-	if (o->blind || !sc->out_truth)
-		snprintf(truth_name, sizeof(truth_name), "%s.truth.json", id);
+	if (x->o->blind || !sc->out_truth)
+		snprintf(x->truth_name, sizeof(x->truth_name), "%s.truth.json", id);
 	else
-		snprintf(truth_name, sizeof(truth_name), "%s", sc->out_truth);
-	snprintf(r->trace_path, sizeof(r->trace_path), "%s/%s", out_dir, trace_name);
-	snprintf(r->truth_path, sizeof(r->truth_path), "%s/%s", out_dir, truth_name);
+		snprintf(x->truth_name, sizeof(x->truth_name), "%s", sc->out_truth);
+	snprintf(r->trace_path, sizeof(r->trace_path), "%s/%s", x->out_dir, x->trace_name);
+	snprintf(r->truth_path, sizeof(r->truth_path), "%s/%s", x->out_dir, x->truth_name);
 	/* a previous run's truth must not outlive this run's new trace: if this run
 	 * fails or is killed after its trace lands, the trace stands without a truth
 	 * rather than beside one that describes another trace */
 	if (r->rank == 0 && unlink(r->truth_path) != 0 && errno != ENOENT)
 		return fl_error(FL_ERUNTIME, "cannot replace '%s': %s", r->truth_path, strerror(errno));
+	return FL_OK;
+}
 
-	if ((st = fl_tracer_init(1u << 16)))
-		return st;
+/* Open the device and choose the model width: rank 0 calibrates (once per
+ * machine and workload shape), every rank uses its choice. */
+static enum fl_status run_open(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_run_result *r = x->r;
+	enum fl_status st;
 	if ((st = fl_tracer_thread_attach("main", -1)))
-		goto out;
+		return st;
 	struct fl_backend_config cfg = {.rank = r->rank, .world_size = r->world_size, .device = 0};
-	if ((st = open_backend(&be, &cfg, auto_backend, o->quiet || r->rank != 0)))
-		goto out;
-	be_open = 1;
-
-	struct fl_workload_shape shape = {
-		.train = train,
-		.pipeline = pipeline,
+	if ((st = open_backend(&x->be, &cfg, x->auto_backend, x->o->quiet || r->rank != 0)))
+		return st;
+	x->be_open = 1;
+	x->shape = (struct fl_workload_shape){
+		.train = x->train,
+		.pipeline = x->pipeline,
 		.rank = r->rank,
 		.microbatches = (int)sc->workload.microbatches,
 		.batch = (int)sc->workload.batch,
@@ -618,32 +639,36 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.world = r->world_size,
 		.alloc = sc->workload.alloc,
 	};
-	/* calibration: once per machine and workload shape; rank 0 measures, all use it */
-	if (o->calibration)
-		r->calibration = *o->calibration;
+	if (x->o->calibration)
+		r->calibration = *x->o->calibration;
 	else if (r->rank == 0)
-		fl_workload_calibrate(&r->calibration, &be, &shape, sc->workload.phases, sc->workload.n_phases,
-				      sc->workload.target_step_ms, seed);
+		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
+				      sc->workload.target_step_ms, x->seed);
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
-		goto out;
-	if (!o->quiet && r->rank == 0)
+		return st;
+	if (!x->o->quiet && r->rank == 0)
 		fprintf(stderr, "faultline: %s: calibrated dim %d (healthy step %.3f ms, target %.3f ms)\n", sc->name,
 			r->calibration.dim, r->calibration.measured_ms, r->calibration.target_ms);
-	shape.dim = r->calibration.dim;
+	x->shape.dim = r->calibration.dim;
+	return FL_OK;
+}
 
-	h = calloc(1, sizeof(*h));
-	if (!h) {
-		st = fl_error(FL_ERUNTIME, "out of memory");
-		goto out;
-	}
-	h->rank = r->rank;
-	h->world = r->world_size;
-	h->be = &be;
+/* The harness: the workload, the services faults see, the scratch folder,
+ * and the span names of phases and steps interned before the window. */
+static enum fl_status run_harness(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_harness *h = x->h = calloc(1, sizeof(*h));
+	if (!h)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	h->rank = x->r->rank;
+	h->world = x->r->world_size;
+	h->be = &x->be;
 	h->sc_path = sc->path;
 	h->phase_names = sc->workload.phases;
 	h->n_phase_names = sc->workload.n_phases;
-	fl_workload_init(&h->wl, &be, &shape, seed + (uint64_t)r->rank * 7919u);
-	wl_init = 1;
+	fl_workload_init(&h->wl, &x->be, &x->shape, x->seed + (uint64_t)x->r->rank * 7919u);
+	x->wl_init = 1;
 	h->wl.site = run_sites;
 	h->wl.site_arg = h;
 	h->svc = (struct fl_services){
@@ -658,42 +683,47 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.set_link_gbps = svc_set_link_gbps,
 		.set_microbatches = svc_set_microbatches,
 		.scratch_dir = h->scratch,
-		.out_dir = out_dir,
+		.out_dir = x->out_dir,
 	};
 	h->ctx.rt = &h->wl.rt;
 	h->ctx.svc = &h->svc;
+	enum fl_status st;
 	if ((st = scratch_create(h)))
-		goto out;
-
-	uint32_t phase_id[FL_MAX_PHASES];
+		return st;
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
-		phase_id[p] = fl_tracer_intern(sc->workload.phases[p]);
-	step_id = calloc((size_t)total, sizeof(*step_id));
-	if (!step_id) {
-		st = fl_error(FL_ERUNTIME, "out of memory");
-		goto out;
-	}
-	for (long s = 0; s < total; s++) {
+		x->phase_id[p] = fl_tracer_intern(sc->workload.phases[p]);
+	x->step_id = calloc((size_t)x->total, sizeof(*x->step_id));
+	if (!x->step_id)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	for (long s = 0; s < x->total; s++) {
 		char nm[48];
 		snprintf(nm, sizeof(nm), "ProfilerStep#%ld", s);
-		step_id[s] = fl_tracer_intern(nm);
+		x->step_id[s] = fl_tracer_intern(nm);
 	}
+	return FL_OK;
+}
 
+/* Every fault's init, with the facts of the run; a refusal names the fault. */
+static enum fl_status run_faults_init(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_harness *h = x->h;
+	const struct fl_backend_ops *ops = x->be.ops;
 	struct fl_fault_env env = {
-		.backend = be.ops->name,
-		.asynchronous = be.ops->asynchronous,
-		.clock_factor = be.ops->set_clock_factor != NULL,
-		.link_emulated = be.ops->set_link_gbps != NULL,
-		.rank = r->rank,
-		.world_size = r->world_size,
-		.train = train,
+		.backend = ops->name,
+		.asynchronous = ops->asynchronous,
+		.clock_factor = ops->set_clock_factor != NULL,
+		.link_emulated = ops->set_link_gbps != NULL,
+		.rank = x->r->rank,
+		.world_size = x->r->world_size,
+		.train = x->train,
 		.layers = h->wl.layers,
-		.pipeline_stages = pipeline ? r->world_size : 0,
-		.microbatches = pipeline ? h->wl.microbatches : 0,
+		.pipeline_stages = x->pipeline ? x->r->world_size : 0,
+		.microbatches = x->pipeline ? h->wl.microbatches : 0,
 		.batch = h->wl.batch,
 		.phases = sc->workload.phases,
 		.n_phases = sc->workload.n_phases,
-		.total_steps = total,
+		.total_steps = x->total,
 		.first_recorded = sc->wait + sc->warmup,
 		.svc = &h->svc,
 	};
@@ -701,120 +731,148 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		struct fl_fault *f = &h->faults[i];
 		f->ops = sc->faults[i].ops;
 		f->params = sc->faults[i].values;
-		f->seed = seed * 1000003u + i;
-		f->cap_inst = (size_t)total * 8 + 16;
+		f->seed = x->seed * 1000003u + i;
+		f->cap_inst = (size_t)x->total * 8 + 16;
 		f->inst = calloc(f->cap_inst, sizeof(*f->inst));
 		h->n_faults = i + 1;
-		if (!f->inst) {
-			st = fl_error(FL_ERUNTIME, "out of memory");
-			goto out;
-		}
+		if (!f->inst)
+			return fl_error(FL_ERUNTIME, "out of memory");
 		h->cur = i;
 		h->in_init = 1;
-		st = f->ops->init ? f->ops->init(f, &env) : FL_OK;
+		enum fl_status st = f->ops->init ? f->ops->init(f, &env) : FL_OK;
 		h->in_init = 0;
-		if (st) {
-			fl_error_prefix(st, "'%s': faults[%zu]: ", sc->path, i);
-			goto out;
-		}
+		if (st)
+			return fl_error_prefix(st, "'%s': faults[%zu]: ", sc->path, i);
 	}
+	return FL_OK;
+}
 
-	declared_spans_hook(h);
-	watchdog_start(h);
-	uint64_t window_t0 = 0, window_t1 = 0;
-	long first_active = sc->wait + sc->warmup;
-	for (long s = 0; s < total; s++) {
+/* The recorded window opens at the first active step: the warmup steps sized
+ * the event buffers, which are reserved (pre-faulted) now, off the clock. */
+static enum fl_status open_window(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	fl_tracer_set_recording(0);
+	fl_dev_synchronize(&x->be); /* device workers idle before their buffers are reset */
+	uint32_t per_step = fl_tracer_max_count() / (uint32_t)(sc->warmup ? sc->warmup : 1);
+	uint64_t need = (uint64_t)per_step * (uint64_t)x->active * 2 + 4096;
+	if (need > (1u << 28))
+		need = 1u << 28;
+	enum fl_status st;
+	if ((st = fl_tracer_reserve((uint32_t)need)))
+		return st;
+	if (x->be.ops->stats) {
+		struct fl_device_stats discard;
+		x->be.ops->stats(&x->be, &discard, 1);
+	}
+	x->window_t0 = fl_clock_ticks();
+	fl_tracer_set_recording(1);
+	return FL_OK;
+}
+
+/* One step: its span, the phases in theirs, the fault hooks between. */
+static void run_step(struct run *x, long s)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_harness *h = x->h;
+	h->ctx.step = s;
+	h->ctx.recorded = s >= sc->wait + sc->warmup;
+	h->ctx.phase = NULL;
+	progress(h, s, WHERE_BEGIN);
+	test_hang(x->r->rank, s);
+	fl_nvtx_push(fl_tracer_name(x->step_id[s])); /* nsys shows our step and phase labels */
+	uint32_t step_slot = fl_span_begin(x->step_id[s], FL_EV_USER_ANNOTATION);
+	EACH_FAULT(h, step_begin);
+	for (size_t p = 0; p < sc->workload.n_phases; p++) {
+		h->ctx.phase = sc->workload.phases[p];
+		progress(h, s, 1 + p);
+		fl_nvtx_push(sc->workload.phases[p]);
+		uint32_t ps = fl_span_begin(x->phase_id[p], FL_EV_USER_ANNOTATION);
+		EACH_FAULT(h, phase_begin);
+		fl_workload_run_phase(&h->wl, sc->workload.phases[p]);
+		EACH_FAULT(h, phase_end);
+		fl_span_end(ps);
+		fl_nvtx_pop();
+	}
+	h->ctx.phase = NULL;
+	progress(h, s, WHERE_END);
+	EACH_FAULT(h, step_end);
+	fl_span_end(step_slot);
+	fl_nvtx_pop();
+}
+
+/* The step loop, as torch.profiler's schedule: wait (unrecorded), warmup
+ * (recorded, discarded), active (the window). */
+static enum fl_status run_steps(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	struct fl_harness *h = x->h;
+	enum fl_status st;
+	for (long s = 0; s < x->total; s++) {
 		if (s == sc->wait)
 			fl_tracer_set_recording(1); /* warmup: recorded, then discarded */
-		if (s == first_active) {
-			fl_tracer_set_recording(0);
-			fl_dev_synchronize(&be); /* device workers idle before their buffers are reset */
-			uint32_t per_step = fl_tracer_max_count() / (uint32_t)(sc->warmup ? sc->warmup : 1);
-			uint64_t need = (uint64_t)per_step * (uint64_t)active * 2 + 4096;
-			if (need > (1u << 28))
-				need = 1u << 28;
-			if ((st = fl_tracer_reserve((uint32_t)need)))
-				goto out_wd;
-			if (be.ops->stats) {
-				struct fl_device_stats discard;
-				be.ops->stats(&be, &discard, 1);
-			}
-			window_t0 = fl_clock_ticks();
-			fl_tracer_set_recording(1);
-		}
-		h->ctx.step = s;
-		h->ctx.recorded = s >= first_active;
-		h->ctx.phase = NULL;
-		progress(h, s, WHERE_BEGIN);
-		test_hang(r->rank, s);
-		fl_nvtx_push(fl_tracer_name(step_id[s])); /* nsys shows our step and phase labels */
-		uint32_t step_slot = fl_span_begin(step_id[s], FL_EV_USER_ANNOTATION);
-		EACH_FAULT(h, step_begin);
-		for (size_t p = 0; p < sc->workload.n_phases; p++) {
-			h->ctx.phase = sc->workload.phases[p];
-			progress(h, s, 1 + p);
-			fl_nvtx_push(sc->workload.phases[p]);
-			uint32_t ps = fl_span_begin(phase_id[p], FL_EV_USER_ANNOTATION);
-			EACH_FAULT(h, phase_begin);
-			fl_workload_run_phase(&h->wl, sc->workload.phases[p]);
-			EACH_FAULT(h, phase_end);
-			fl_span_end(ps);
-			fl_nvtx_pop();
-		}
-		h->ctx.phase = NULL;
-		progress(h, s, WHERE_END);
-		EACH_FAULT(h, step_end);
-		fl_span_end(step_slot);
-		fl_nvtx_pop();
-		if (h->fatal) { /* a fault misused a service: fail now, before more of the window */
-			st = fl_error(h->fatal, "%s", h->fatal_msg);
-			goto out_wd;
-		}
+		if (s == sc->wait + sc->warmup && (st = open_window(x)))
+			return st;
+		run_step(x, s);
+		if (h->fatal) /* a fault misused a service: fail now, before more of the window */
+			return fl_error(h->fatal, "%s", h->fatal_msg);
 	}
-	window_t1 = fl_clock_ticks();
+	x->window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
-	progress(h, total, WHERE_WRITE);
-	fl_dev_synchronize(&be);
+	progress(h, x->total, WHERE_WRITE);
+	fl_dev_synchronize(&x->be);
+	return FL_OK;
+}
 
+/* This rank's trace, then rank 0 gathers every rank's instances and writes
+ * the truth (removing the trace again if the truth cannot be written). */
+static enum fl_status run_write(struct run *x)
+{
+	const struct fl_scenario *sc = x->sc;
+	const struct fl_run_opts *o = x->o;
+	struct fl_run_result *r = x->r;
+	struct fl_harness *h = x->h;
+	struct fl_backend *be = &x->be;
+	enum fl_status st;
 	struct fl_trace_meta meta = {
-		.trace_name = trace_id,
+		.trace_name = x->trace_id,
 		.process_name = "faultline",
-		.device_properties = be.ops->device_properties ? be.ops->device_properties(&be) : "[]",
+		.device_properties = be->ops->device_properties ? be->ops->device_properties(be) : "[]",
 		.rank = r->rank,
 		.world_size = r->world_size,
 		/* what carries the collectives: NCCL between GPUs, MPI between emulated devices */
-		.dist_backend = r->world_size <= 1 ? "none" : strcmp(be.ops->name, "cuda") == 0 ? "nccl" : "mpi",
-		.window_t0 = window_t0,
-		.window_t1 = window_t1,
-		.seed = seed,
+		.dist_backend = r->world_size <= 1 ? "none" : strcmp(be->ops->name, "cuda") == 0 ? "nccl" : "mpi",
+		.window_t0 = x->window_t0,
+		.window_t1 = x->window_t1,
+		.seed = x->seed,
 	};
 	struct fl_trace_stats tstats;
 	if ((st = fl_kineto_write(r->trace_path, &meta, &tstats)))
-		goto out_wd;
+		return st;
 
 	struct fl_device_stats dstats = {0};
-	if (be.ops->stats)
-		be.ops->stats(&be, &dstats, 0);
-	report = fl_truth_rank_report(r->rank, trace_name, &tstats, h->faults, h->n_faults,
-				      be.ops->asynchronous ? &dstats : NULL);
-	char *text = cJSON_PrintUnformatted(report);
-	progress(h, total, WHERE_GATHER);
-	st = fl_comm_gather_strings(text, &reports_text);
+	if (be->ops->stats)
+		be->ops->stats(be, &dstats, 0);
+	x->report = fl_truth_rank_report(r->rank, x->trace_name, &tstats, h->faults, h->n_faults,
+					 be->ops->asynchronous ? &dstats : NULL);
+	char *text = cJSON_PrintUnformatted(x->report);
+	progress(h, x->total, WHERE_GATHER);
+	st = fl_comm_gather_strings(text, &x->reports_text);
 	free(text);
 	if (st)
-		goto out_wd;
+		return st;
 	if (r->rank == 0) {
 		cJSON *reports[1024] = {0};
 		size_t n = (size_t)r->world_size < 1024 ? (size_t)r->world_size : 1024;
 		for (size_t k = 0; k < n; k++)
-			reports[k] = cJSON_Parse(reports_text[k]);
+			reports[k] = cJSON_Parse(x->reports_text[k]);
 		struct fl_truth_input ti = {
 			.sc = sc,
-			.backend = be.ops->name,
-			.seed = seed,
-			.active = active,
+			.backend = be->ops->name,
+			.seed = x->seed,
+			.active = x->active,
 			.world_size = r->world_size,
-			.out_dir = out_dir,
+			.out_dir = x->out_dir,
 			.calibration = &r->calibration,
 			.faults = h->faults,
 			.n_faults = h->n_faults,
@@ -829,34 +887,66 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		if (st)
 			unlink(r->trace_path); /* a trace without its truth is no use to anyone */
 	}
-	if (!st)
-		st = fl_comm_barrier();
-out_wd:
-	watchdog_stop(h);
-out:
-	if (reports_text) {
-		for (int k = 0; k < (r->rank == 0 ? r->world_size : 0); k++)
-			free(reports_text[k]);
-		free(reports_text);
+	return st ? st : fl_comm_barrier();
+}
+
+static void run_release(struct run *x)
+{
+	struct fl_harness *h = x->h;
+	if (x->reports_text) {
+		for (int k = 0; k < (x->r->rank == 0 ? x->r->world_size : 0); k++)
+			free(x->reports_text[k]);
+		free(x->reports_text);
 	}
-	cJSON_Delete(report);
-	free(step_id);
+	cJSON_Delete(x->report);
+	free(x->step_id);
 	if (h) {
 		for (size_t i = 0; i < h->n_faults; i++) {
 			if (h->faults[i].ops->release)
 				h->faults[i].ops->release(&h->faults[i]);
 			free(h->faults[i].inst);
 		}
-		if (wl_init)
+		if (x->wl_init)
 			fl_workload_release(&h->wl);
 		scratch_remove(h);
 		for (size_t i = 0; i < h->n_spans; i++)
 			free(h->span_names[i]);
 		free(h);
 	}
-	if (be_open && be.ops->close)
-		be.ops->close(&be);
+	if (x->be_open && x->be.ops->close)
+		x->be.ops->close(&x->be);
 	fl_tracer_release();
+}
+
+enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run_opts *o, struct fl_run_result *r)
+{
+	uint64_t t_start = fl_clock_realtime_ns();
+	memset(r, 0, sizeof(*r));
+	r->rank = fl_comm_rank();
+	r->world_size = fl_comm_size();
+	struct run x = {
+		.sc = sc,
+		.o = o,
+		.r = r,
+		.out_dir = o->out_dir ? o->out_dir : "out",
+		.backend = o->backend ? o->backend : sc->backend,
+		.seed = o->seed_set ? o->seed : sc->seed,
+		.active = o->active_steps > 0 ? o->active_steps : sc->active,
+		.train = strcmp(sc->workload.mode, "train") == 0,
+		.pipeline = strcmp(sc->workload.kind, "pipeline") == 0,
+	};
+	x.total = sc->wait + sc->warmup + x.active;
+	enum fl_status st;
+	if ((st = run_check(&x)) || (st = run_names(&x)) || (st = fl_tracer_init(1u << 16)))
+		return st;
+	if (!(st = run_open(&x)) && !(st = run_harness(&x)) && !(st = run_faults_init(&x))) {
+		declared_spans_hook(x.h);
+		watchdog_start(x.h);
+		if (!(st = run_steps(&x)))
+			st = run_write(&x);
+		watchdog_stop(x.h);
+	}
+	run_release(&x);
 	r->wall_s = (double)(fl_clock_realtime_ns() - t_start) / 1e9;
 	if (st && r->metrics) {
 		cJSON_Delete(r->metrics);
