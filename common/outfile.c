@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,11 @@ enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n)
 
 enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 {
+	return fl_read_file_max(path, FL_READ_FILE_MAX, buf, len);
+}
+
+enum fl_status fl_read_file_max(const char *path, size_t max, char **buf, size_t *len)
+{
 	gzFile gz = gzopen(path, "rb"); /* reads plain files transparently too */
 	if (!gz)
 		return fl_error(FL_EINPUT, "cannot open '%s': %s", path, strerror(errno ? errno : ENOENT));
@@ -174,6 +180,8 @@ enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 	for (;;) {
 		if (cap - n < (1u << 15)) {
 			size_t nc = cap * 2;
+			if (max < SIZE_MAX / 2 && nc > max + (1u << 16))
+				nc = max + (1u << 16); /* room to see one byte past the limit */
 			char *nb = realloc(b, nc + 1);
 			if (!nb) {
 				free(b);
@@ -196,6 +204,14 @@ enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		if (n > max) {
+			int plain = gzdirect(gz);
+			free(b);
+			gzclose(gz);
+			return fl_error(FL_EINPUT, "cannot read '%s': larger than %zu MiB%s; expected a scenario, rubric, "
+					"truth or answer file, which is far smaller", path, max >> 20,
+					plain ? "" : " once decompressed");
+		}
 	}
 	int zerr = Z_OK;
 	const char *m = gzerror(gz, &zerr);

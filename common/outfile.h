@@ -28,7 +28,13 @@ void fl_outfile_abort(struct fl_outfile *f);
 /* Whole-file helpers. */
 enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n);
 /* Read a whole file (gunzipping when it ends in ".gz" or starts with the gzip
- * magic) into a NUL-terminated malloc'd buffer. */
+ * magic) into a NUL-terminated malloc'd buffer. At most FL_READ_FILE_MAX
+ * bytes (after decompression: a small .gz may inflate to gigabytes): scenarios,
+ * rubrics, truths and answers are far smaller; a larger file is an FL_EINPUT
+ * error naming it and the limit. Traces go through the streaming reader. */
+#define FL_READ_FILE_MAX ((size_t)32 << 20)
 enum fl_status fl_read_file(const char *path, char **buf, size_t *len);
+/* The same with another limit (SIZE_MAX: none; for benchmarks). */
+enum fl_status fl_read_file_max(const char *path, size_t max, char **buf, size_t *len);
 
 #endif

@@ -1407,8 +1407,10 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 			key = event_key(k, kl);
 		}
 		if (key) {
-			if (ev->keys & (1u << key))
+			if (ev->keys & (1u << key)) {
 				ev->bad |= FL_TEVB_DUP_KEY;
+				ev->dup_keys |= 1u << key;
+			}
 			ev->keys |= 1u << key;
 		}
 		switch (key) {

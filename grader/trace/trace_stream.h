@@ -109,6 +109,7 @@ struct fl_tev {
 	uint64_t index;     /* position in traceEvents, counting every item */
 	uint64_t at;        /* byte offset of its '{' in the JSON text (decompressed, for gzip) */
 	uint32_t bad;       /* FL_TEVB_* */
+	uint32_t dup_keys;  /* FL_TEVK_* given more than once */
 	uint32_t has;       /* FL_TEV_* */
 	uint32_t keys;      /* FL_TEVK_*: keys present, even when null or of another type */
 	char ph;            /* first character of "ph", 0 when absent */
