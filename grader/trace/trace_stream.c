@@ -512,7 +512,7 @@ static void src_close(struct src *s)
 
 /* ----------------------------------------------------------- the parser */
 
-enum { P_OK = 0, P_MORE, P_ERR };
+enum { P_OK = 0, P_MORE, P_ERR, P_BIG /* a unit over MAX_UNIT, at buf[beg] */ };
 
 /* *_KEY / *_ITEM: after a ',' (a key or an event must follow). Whitespace
  * between units is consumed as it comes (the unit start advances over it), so
@@ -1666,6 +1666,8 @@ static int parse_units(struct parser *ps)
 			}
 			if (r)
 				return r;
+			if ((size_t)(p - ps->buf) - ps->beg > MAX_UNIT)
+				return P_BIG;
 			/* the value is complete: this unit is not parsed again */
 			if (meta && ps->seen_events && ps->info.n_meta_after < 8)
 				ps->info.meta_after_order[ps->info.n_meta_after++] = meta;
@@ -1695,6 +1697,8 @@ static int parse_units(struct parser *ps)
 				const uint8_t *ev_at = p;
 				if ((r = parse_event(ps, &p, &ev)))
 					return r;
+				if ((size_t)(p - ps->buf) - ps->beg > MAX_UNIT)
+					return P_BIG; /* the same limit whatever was buffered */
 				ev.at = ps->base + (uint64_t)(ev_at - ps->buf);
 			}
 			ev.index = ps->info.n_events++;
@@ -1729,8 +1733,8 @@ static enum fl_status refill(struct parser *ps)
 		ps->beg = 0;
 		ps->end = keep;
 	}
-	if (ps->cap - ps->end < ps->chunk) {
-		if (ps->end > MAX_UNIT)
+	if (ps->cap - ps->end < ps->chunk || keep > MAX_UNIT) {
+		if (keep > MAX_UNIT)
 			return fl_error(FL_EINPUT, "'%s': a single value longer than %zu MiB at byte %llu%s", ps->what,
 					MAX_UNIT >> 20, (unsigned long long)ps->base,
 					ps->info.gzip ? " of the decompressed stream" : "");
@@ -1783,6 +1787,9 @@ static enum fl_status run(struct parser *ps)
 		if (r < 0)
 			return (enum fl_status)(-r);
 		const char *off_of = ps->info.gzip ? " of the decompressed stream" : "";
+		if (r == P_BIG)
+			return fl_error(FL_EINPUT, "'%s': a single value longer than %zu MiB at byte %llu%s", ps->what,
+					MAX_UNIT >> 20, (unsigned long long)(ps->base + ps->beg), off_of);
 		if (r == P_ERR) {
 			char got[32];
 			describe_byte(ps->err_at, ps->buf + ps->end, got, sizeof(got));
