@@ -1,7 +1,10 @@
 #include "common/outfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -27,8 +30,36 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+/* Temporary files of `name` in dir left by a writer that died (kill -9, a
+ * crash, power loss): each writer holds an exclusive flock on its temporary
+ * file until it commits or aborts, and the kernel drops the lock with the
+ * process, so a temporary file whose lock can be taken has no writer. */
+static void remove_stale(const char *dir, const char *name)
+{
+	DIR *d = opendir(*dir ? dir : ".");
+	if (!d)
+		return;
+	size_t nl = strlen(name);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *s = e->d_name;
+		if (s[0] != '.' || strncmp(s + 1, name, nl) || strncmp(s + 1 + nl, ".tmp-", 5) || strlen(s + 1 + nl + 5) != 6)
+			continue;
+		int fd = openat(dirfd(d), s, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), s, 0);
+		close(fd);
+	}
+	closedir(d);
+}
+
 enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 {
+	/* a file size limit (ulimit -f) must fail the write with EFBIG, reported
+	 * as an error naming the file, not kill the process half-way */
+	signal(SIGXFSZ, SIG_IGN);
 	struct fl_outfile *f = calloc(1, sizeof(*f));
 	if (!f)
 		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
@@ -52,6 +83,12 @@ enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 		return fl_error(FL_ERUNTIME, "cannot write '%s': %s", path, strerror(e));
 	}
 	fchmod(f->fd, 0644);
+	flock(f->fd, LOCK_EX); /* held until commit or abort: marks the file as live */
+	{
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, path);
+		remove_stale(dir, path + dirlen);
+	}
 	if (ends_with(path, ".gz")) {
 		int fd2 = dup(f->fd);
 		f->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;
@@ -74,8 +111,12 @@ static void flush_buf(struct fl_outfile *f)
 		return;
 	}
 	if (f->gz) {
-		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used)
-			f->err = EIO;
+		errno = 0;
+		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used) {
+			int zerr;
+			gzerror(f->gz, &zerr);
+			f->err = zerr == Z_ERRNO && errno ? errno : EIO; /* EFBIG, ENOSPC: the reason, not "I/O error" */
+		}
 	} else {
 		size_t off = 0;
 		while (off < f->used) {
@@ -113,10 +154,11 @@ enum fl_status fl_outfile_commit(struct fl_outfile *f)
 {
 	flush_buf(f);
 	if (f->gz) {
+		errno = 0;
 		int zr = gzclose(f->gz);
 		f->gz = NULL;
 		if (zr != Z_OK && !f->err)
-			f->err = EIO;
+			f->err = zr == Z_ERRNO && errno ? errno : EIO;
 	}
 	if (!f->err && fsync(f->fd) != 0 && errno != EINVAL)
 		f->err = errno;

@@ -3,7 +3,11 @@
  * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-XXXXXX"),
  * through zlib when the name ends in ".gz". fl_outfile_commit() flushes, fsyncs
  * and renames it into place; fl_outfile_abort() (or a failed commit) removes it.
- * Writes are buffered; errors are sticky and reported by commit.
+ * Writes are buffered; errors are sticky and reported by commit. A writer
+ * holds an flock on its temporary file; opening a file removes the temporary
+ * files of the same name that no live writer holds (left by kill -9). Opening
+ * also ignores SIGXFSZ, so that a file size limit fails the write (EFBIG,
+ * reported by commit) instead of killing the process.
  */
 #ifndef FL_OUTFILE_H
 #define FL_OUTFILE_H
