@@ -771,10 +771,13 @@ static inline uint64_t first8(const uint8_t *s, size_t n)
 #endif
 }
 
+/* Control characters that can act on a terminal: C0 (tab and newline
+ * excepted: a label may be multi-line), DEL, and C1 (U+0080-U+009F). */
 static int has_control(const uint8_t *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] == 0x7f)
+		if ((s[i] < 0x20 && s[i] != '\t' && s[i] != '\n') || s[i] == 0x7f ||
+		    (s[i] == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f))
 			return 1;
 	return 0;
 }

@@ -89,7 +89,7 @@ enum {
 enum {
 	FL_TEVB_DUP_KEY = 1u << 0, /* one of ph, cat, name, pid, tid, ts, dur, args given twice (the last counts) */
 	FL_TEVB_UTF8 = 1u << 1,    /* name or cat was not valid UTF-8 (U+FFFD in its place) */
-	FL_TEVB_CONTROL = 1u << 2, /* name or cat holds control characters (escaped as \u00XX in the JSON) */
+	FL_TEVB_CONTROL = 1u << 2, /* name or cat holds control characters: C0 but tab and newline, DEL, C1 */
 };
 
 /* Metadata keys of the top-level object (fl_trace_info.meta_*). */
