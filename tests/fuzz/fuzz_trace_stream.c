@@ -3,7 +3,7 @@
  * (trace_events.c) and the host metrics on what it kept.
  *
  * Each input is read twice: as it is (gzip too, when it starts with the
- * magic) with the inflating thread, then gzip-compressed and inflated inline
+ * magic) with the inflating thread in 4 KiB chunks, then gzip-compressed and inflated inline
  * in 64-byte chunks, so that the JSON tokenizer behind the inflater gets
  * structured input and units straddle refills.
  */
@@ -40,7 +40,7 @@ static void read_one(const uint8_t *p, size_t n, int no_thread, size_t chunk)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* as it is (gzip too, when it starts with the magic), on the inflating thread */
-	read_one(data, size, 0, 0);
+	read_one(data, size, 0, 4096);
 	/* gzip-compressed, inflated inline in small chunks */
 	uLongf cap = compressBound(size) + 64;
 	uint8_t *gz = malloc(cap);
