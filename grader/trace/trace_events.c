@@ -93,6 +93,8 @@ int fl_trace_note_bad(struct fl_trace *t, const struct fl_tev *e)
 		count_bad(t, FL_BAD_CONTROL, e);
 	if (e->bad & FL_TEVB_DUP_KEY)
 		count_bad(t, FL_BAD_DUP_KEY, e);
+	if (e->bad & FL_TEVB_ID_RANGE)
+		count_bad(t, FL_BAD_ID_RANGE, e);
 	if (!(e->has & FL_TEV_PH) || e->ph != 'X' || fl_strtab_len(t->strings, e->ph_str) != 1)
 		return 0;
 	if ((e->has & FL_TEV_TS) && !fl_trace_time_ok(e->ts, FL_TRACE_MAX_TS_US)) {
@@ -114,6 +116,7 @@ int fl_trace_warn(const struct fl_trace *t, void *file)
 		[FL_BAD_UTF8] = "event(s) whose name or cat is not valid UTF-8: read with U+FFFD for the bad bytes",
 		[FL_BAD_CONTROL] = "event(s) whose name or cat holds control characters: printed escaped",
 		[FL_BAD_DUP_KEY] = "event(s) with a key given twice: the last value counts",
+		[FL_BAD_ID_RANGE] = "event(s) whose pid or tid is a number no integer holds: read as absent",
 	};
 	FILE *f = file;
 	int lines = 0;

@@ -61,6 +61,7 @@ enum {
 	FL_BAD_UTF8,    /* name/cat with invalid UTF-8, read with U+FFFD */
 	FL_BAD_CONTROL, /* name/cat with control characters */
 	FL_BAD_DUP_KEY, /* an event key given twice */
+	FL_BAD_ID_RANGE, /* pid/tid a number no integer holds: read as absent */
 	FL_BAD_KINDS
 };
 

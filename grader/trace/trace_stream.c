@@ -1352,7 +1352,8 @@ static int parse_args(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 	}
 }
 
-static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t *has, uint32_t fnum, uint32_t fstr)
+static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t *has, uint32_t fnum, uint32_t fstr,
+		    uint32_t *bad)
 {
 	const uint8_t *p = *pp;
 	*has &= ~(fnum | fstr);
@@ -1365,9 +1366,12 @@ static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t 
 		*has |= fnum | fstr;
 		return P_OK;
 	}
+	int numeric = *p == '-' || (*p >= '0' && *p <= '9') || *p == 'N' || *p == 'I';
 	int h = 0, r = int_value(ps, pp, v, &h);
 	if (h)
 		*has |= fnum;
+	else if (numeric && !r)
+		*bad |= FL_TEVB_ID_RANGE; /* NaN, Infinity or beyond ±9.2e18: no integer holds it */
 	return r;
 }
 
@@ -1449,10 +1453,10 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 			break;
 		}
 		case K_PID:
-			r = id_value(ps, &p, &ev->pid, &ev->has, FL_TEV_PID, FL_TEV_PID_STR);
+			r = id_value(ps, &p, &ev->pid, &ev->has, FL_TEV_PID, FL_TEV_PID_STR, &ev->bad);
 			break;
 		case K_TID:
-			r = id_value(ps, &p, &ev->tid, &ev->has, FL_TEV_TID, FL_TEV_TID_STR);
+			r = id_value(ps, &p, &ev->tid, &ev->has, FL_TEV_TID, FL_TEV_TID_STR, &ev->bad);
 			break;
 		case K_TS:
 			ev->has &= ~(uint32_t)(FL_TEV_TS | FL_TEV_TS_FLOAT);
@@ -1634,6 +1638,8 @@ static int parse_units(struct parser *ps)
 				return r;
 			uint32_t meta = meta_key(k, kl);
 			if (meta) {
+				if (ps->info.meta_seen & meta)
+					ps->info.meta_dup |= meta;
 				ps->info.meta_seen |= meta;
 				if (ps->seen_events)
 					ps->info.meta_after_events |= meta;

@@ -90,6 +90,7 @@ enum {
 	FL_TEVB_DUP_KEY = 1u << 0, /* one of ph, cat, name, pid, tid, ts, dur, args given twice (the last counts) */
 	FL_TEVB_UTF8 = 1u << 1,    /* name or cat was not valid UTF-8 (U+FFFD in its place) */
 	FL_TEVB_CONTROL = 1u << 2, /* name or cat holds control characters: C0 but tab and newline, DEL, C1 */
+	FL_TEVB_ID_RANGE = 1u << 3, /* pid or tid a number no integer holds (NaN, Infinity, beyond ±9.2e18): absent */
 };
 
 /* Metadata keys of the top-level object (fl_trace_info.meta_*). */
@@ -147,7 +148,7 @@ struct fl_trace_info {
 	 * whether schemaVersion was a number; byte offsets (in the JSON text) of
 	 * the first key written exactly as `"rank": ` (one space: HTA's regex
 	 * needs it) and of the traceEvents key, -1 when absent. */
-	uint32_t meta_seen, meta_after_events;
+	uint32_t meta_seen, meta_after_events, meta_dup; /* meta_dup: given more than once (the last counts) */
 	uint32_t meta_after_order[8]; /* the FL_META_* after traceEvents, in file order (the first 8) */
 	int n_meta_after;
 	int schema_version_number;

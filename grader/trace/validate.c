@@ -105,6 +105,9 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 				      event_keys[k].key, at);
 	if (e->bad & FL_TEVB_UTF8)
 		event_problem(c, "traceEvents[%llu] at byte %llu: name or cat is not valid UTF-8", i, at);
+	if (e->bad & FL_TEVB_ID_RANGE)
+		event_problem(c, "traceEvents[%llu] at byte %llu: pid or tid is a number no integer holds (NaN, Infinity "
+			      "or beyond 9.2e18)", i, at);
 	if (e->bad & FL_TEVB_CONTROL)
 		event_problem(c, "traceEvents[%llu] at byte %llu: name or cat holds control characters", i, at);
 	if (!(e->has & FL_TEV_PH)) {
@@ -149,6 +152,9 @@ static void check_top(struct check *c, const struct fl_trace_info *info)
 		for (size_t i = 0; i < N_BEFORE; i++)
 			if (info->meta_after_order[k] == before[i].flag)
 				problem(c, "top level: '%s' comes after traceEvents; expected metadata before it", before[i].key);
+	for (size_t i = 0; i < N_BEFORE; i++)
+		if (info->meta_dup & before[i].flag)
+			problem(c, "top level: '%s' given twice (a reader keeps one of them)", before[i].key);
 	if (!info->has_events)
 		problem(c, "top level: missing traceEvents");
 	for (size_t i = 0; i < N_BEFORE; i++)

@@ -45,6 +45,14 @@ rm -f "$TMP/big.json"
 expect_exit 0 "huge step numbers: analyze" -- timeout 10 "$FL" analyze "$R/trace_dom-hang-detect_period.manual.json"
 # pid 3.1e19 and rank 1e10: no float-to-integer overflow (the sanitizer build checks it)
 expect_exit 0 "pid 3.1e19" -- "$FL" analyze "$R/trace_dom-ub-id_of-float-cast.json"
+expect_err_has "1 event(s) whose pid or tid is a number no integer holds: read as absent" "pid 3.1e19: warned about"
+expect_exit 1 "pid 3.1e19: validate" -- "$FL" validate "$R/trace_dom-ub-id_of-float-cast.json"
+grep -qF "traceEvents[0] at byte 16: pid or tid is a number no integer holds" "$TMP/.stdout" && pass "validate names the pid" ||
+	fail "validate does not name the pid"
+printf '{"distributedInfo": {"rank": 0}, "distributedInfo": {"rank": 1}, "traceEvents": []}' >"$TMP/dupmeta.json"
+expect_exit 1 "a metadata key given twice: validate" -- "$FL" validate "$TMP/dupmeta.json"
+grep -qF "top level: 'distributedInfo' given twice" "$TMP/.stdout" && pass "validate names the repeated key" ||
+	fail "validate does not name the repeated key"
 expect_exit 2 "rank 1e10 is refused" -- "$FL" analyze "$R/trace_dom-ub-rank-float-cast.manual.json"
 expect_err_has "distributedInfo.rank: 10000000000 is out of range" "the message names the field and range"
 expect_exit 1 "rank 1e10: validate lists it" -- "$FL" validate "$R/trace_dom-ub-rank-float-cast.manual.json"
