@@ -228,7 +228,11 @@ int fl_regex_check(const char *re, char *err, size_t errsz)
 		} else if (c == '(') {
 			has[++depth] = 0;
 			last_rep = 0;
-		} else if (c == ')' && depth > 0) {
+		} else if (c == ')') {
+			if (depth == 0) { /* it would close the anchoring group around the pattern */
+				snprintf(err, errsz, "unbalanced ')' at character %zu", i + 1);
+				return -1;
+			}
 			last_rep = has[depth--];
 			has[depth] |= last_rep;
 		} else if (c == '*' || c == '+' || c == '{' || c == '?') {
@@ -254,6 +258,10 @@ int fl_regex_check(const char *re, char *err, size_t errsz)
 		} else {
 			last_rep = 0;
 		}
+	}
+	if (depth) {
+		snprintf(err, errsz, "unbalanced '(': %d group(s) not closed", depth);
+		return -1;
 	}
 	return 0;
 }

@@ -83,6 +83,12 @@ START_TEST(test_regex_bounds)
 	ck_assert_int_eq(fl_regex_check("a{1,101}", err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "above 100"));
 	ck_assert_int_eq(fl_regex_check("a{5,}", err, sizeof(err)), -1);
+	/* found by fuzz_rubric: an unbalanced ')' closed the anchoring group "^(...)$" and
+	 * let the next repetition wrap a repeated group (1.2 GB in regcomp) */
+	ck_assert_int_eq(fl_regex_check("()a{0,100}){1,100}){1,100}", err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unbalanced ')'"));
+	ck_assert_int_eq(fl_regex_check("a)|(b", err, sizeof(err)), -1);
+	ck_assert_int_eq(fl_regex_check("(a", err, sizeof(err)), -1);
 	char longre[600];
 	memset(longre, 'a', sizeof(longre) - 1);
 	longre[sizeof(longre) - 1] = '\0';
