@@ -11,6 +11,7 @@
  * process for a clean peak: bench/bench_reader.sh does).
  */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,7 @@ static int run_cjson(char **files, int n, int no_thread, double *json_mb, uint64
 	for (int i = 0; i < n; i++) {
 		char *buf;
 		size_t len;
-		if (fl_read_file(files[i], &buf, &len)) {
+		if (fl_read_file_max(files[i], SIZE_MAX, &buf, &len)) {
 			fprintf(stderr, "bench_reader: %s\n", fl_error_msg());
 			return 1;
 		}

@@ -218,6 +218,8 @@ const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t
 				while (*p && *p != '"' && k < sizeof(seg) - 1)
 					seg[k++] = *p++;
 				seg[k] = '\0';
+				if (*p && *p != '"')
+					goto too_long;
 				if (*p != '"' || p[1] != ']') {
 					snprintf(why, whysz, "unterminated [\"...\"]");
 					return NULL;
@@ -228,6 +230,8 @@ const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t
 			while (*p && *p != ']' && k < sizeof(seg) - 1)
 				seg[k++] = *p++;
 			seg[k] = '\0';
+			if (*p && *p != ']')
+				goto too_long;
 			if (*p != ']') {
 				snprintf(why, whysz, "unterminated [...]");
 				return NULL;
@@ -275,6 +279,8 @@ const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t
 		while (is_name_char(*p) && k < sizeof(seg) - 1)
 			seg[k++] = *p++;
 		seg[k] = '\0';
+		if (is_name_char(*p))
+			goto too_long;
 		if (!k) {
 			snprintf(why, whysz, "empty name in the path");
 			return NULL;
@@ -294,4 +300,7 @@ const cJSON *fl_json_path(const cJSON *root, const char *path, char *why, size_t
 		cur = next;
 	}
 	return cur;
+too_long:
+	snprintf(why, whysz, "a name in the path is longer than %zu characters", sizeof(seg) - 1);
+	return NULL;
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,49 +30,36 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Remove the temporaries that a killed writer left for the same final name:
- * ".NAME.tmp-PID-XXXXXX" whose PID is no longer a live process on this host.
- * A live writer's temporary (ours or another's) is left alone. */
-static void remove_stale_temps(const char *path, size_t dirlen)
+/* Temporary files of `name` in dir left by a writer that died (kill -9, a
+ * crash, power loss): each writer holds an exclusive flock on its temporary
+ * file until it commits or aborts, and the kernel drops the lock with the
+ * process, so a temporary file whose lock can be taken has no writer. */
+static void remove_stale(const char *dir, const char *name)
 {
-	char dir[4096];
-	if (dirlen == 0)
-		snprintf(dir, sizeof(dir), ".");
-	else if (dirlen < sizeof(dir))
-		snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, path);
-	else
-		return;
-	const char *base = path + dirlen;
-	size_t blen = strlen(base);
-	DIR *d = opendir(dir);
+	DIR *d = opendir(*dir ? dir : ".");
 	if (!d)
 		return;
+	size_t nl = strlen(name);
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		const char *n = e->d_name;
-		if (n[0] != '.' || strncmp(n + 1, base, blen) != 0 || strncmp(n + 1 + blen, ".tmp-", 5) != 0)
+		const char *s = e->d_name;
+		if (s[0] != '.' || strncmp(s + 1, name, nl) || strncmp(s + 1 + nl, ".tmp-", 5) || strlen(s + 1 + nl + 5) != 6)
 			continue;
-		char *end;
-		long pid = strtol(n + 1 + blen + 5, &end, 10);
-		if (end == n + 1 + blen + 5 || *end != '-' || pid <= 0 || (pid_t)pid == getpid())
+		int fd = openat(dirfd(d), s, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue; /* alive, or not ours to judge */
-		char full[8192];
-		snprintf(full, sizeof(full), "%s/%s", dir, n);
-		unlink(full);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), s, 0);
+		close(fd);
 	}
 	closedir(d);
 }
 
-/* The errno of a failed zlib write, EIO when zlib failed on its own. */
-static int gz_errno(void)
-{
-	return errno ? errno : EIO;
-}
-
 enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 {
+	/* a file size limit (ulimit -f) must fail the write with EFBIG, reported
+	 * as an error naming the file, not kill the process half-way */
+	signal(SIGXFSZ, SIG_IGN);
 	struct fl_outfile *f = calloc(1, sizeof(*f));
 	if (!f)
 		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
@@ -78,14 +67,13 @@ enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 	f->path = strdup(path);
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	size_t n = strlen(path) + 48;
+	size_t n = strlen(path) + 32;
 	f->tmp = malloc(n);
 	if (!f->path || !f->tmp) {
 		fl_outfile_abort(f);
 		return fl_error(FL_ERUNTIME, "cannot write '%s': out of memory", path);
 	}
-	remove_stale_temps(path, dirlen);
-	snprintf(f->tmp, n, "%.*s.%s.tmp-%ld-XXXXXX", (int)dirlen, path, path + dirlen, (long)getpid());
+	snprintf(f->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
 	f->fd = mkstemp(f->tmp);
 	if (f->fd < 0) {
 		int e = errno;
@@ -95,6 +83,12 @@ enum fl_status fl_outfile_open(struct fl_outfile **out, const char *path)
 		return fl_error(FL_ERUNTIME, "cannot write '%s': %s", path, strerror(e));
 	}
 	fchmod(f->fd, 0644);
+	flock(f->fd, LOCK_EX); /* held until commit or abort: marks the file as live */
+	{
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%.*s", (int)dirlen, path);
+		remove_stale(dir, path + dirlen);
+	}
 	if (ends_with(path, ".gz")) {
 		int fd2 = dup(f->fd);
 		f->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;
@@ -118,8 +112,11 @@ static void flush_buf(struct fl_outfile *f)
 	}
 	if (f->gz) {
 		errno = 0;
-		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used)
-			f->err = gz_errno();
+		if (gzwrite(f->gz, f->buf, (unsigned)f->used) != (int)f->used) {
+			int zerr;
+			gzerror(f->gz, &zerr);
+			f->err = zerr == Z_ERRNO && errno ? errno : EIO; /* EFBIG, ENOSPC: the reason, not "I/O error" */
+		}
 	} else {
 		size_t off = 0;
 		while (off < f->used) {
@@ -161,7 +158,7 @@ enum fl_status fl_outfile_commit(struct fl_outfile *f)
 		int zr = gzclose(f->gz);
 		f->gz = NULL;
 		if (zr != Z_OK && !f->err)
-			f->err = gz_errno();
+			f->err = zr == Z_ERRNO && errno ? errno : EIO;
 	}
 	/* test hook: FL_TEST_COMMIT_PAUSE_MS holds every whole temporary that long
 	 * before it is renamed, so a test can kill the writer at that moment */
@@ -213,6 +210,11 @@ enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n)
 
 enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 {
+	return fl_read_file_max(path, FL_READ_FILE_MAX, buf, len);
+}
+
+enum fl_status fl_read_file_max(const char *path, size_t max, char **buf, size_t *len)
+{
 	gzFile gz = gzopen(path, "rb"); /* reads plain files transparently too */
 	if (!gz)
 		return fl_error(FL_EINPUT, "cannot open '%s': %s", path, strerror(errno ? errno : ENOENT));
@@ -225,6 +227,8 @@ enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 	for (;;) {
 		if (cap - n < (1u << 15)) {
 			size_t nc = cap * 2;
+			if (max < SIZE_MAX / 2 && nc > max + (1u << 16))
+				nc = max + (1u << 16); /* room to see one byte past the limit */
 			char *nb = realloc(b, nc + 1);
 			if (!nb) {
 				free(b);
@@ -247,6 +251,14 @@ enum fl_status fl_read_file(const char *path, char **buf, size_t *len)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		if (n > max) {
+			int plain = gzdirect(gz);
+			free(b);
+			gzclose(gz);
+			return fl_error(FL_EINPUT, "cannot read '%s': larger than %zu MiB%s; expected a scenario, rubric, "
+					"truth or answer file, which is far smaller", path, max >> 20,
+					plain ? "" : " once decompressed");
+		}
 	}
 	int zerr = Z_OK;
 	const char *m = gzerror(gz, &zerr);

@@ -1,11 +1,13 @@
 /* outfile.h — an output file that is whole or absent.
  *
- * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-PID-XXXXXX"),
+ * Bytes go to a temporary file beside the destination ("DIR/.NAME.tmp-XXXXXX"),
  * through zlib when the name ends in ".gz". fl_outfile_commit() flushes, fsyncs
  * and renames it into place; fl_outfile_abort() (or a failed commit) removes it.
- * Writes are buffered; errors are sticky and reported by commit. A writer killed
- * outright (kill -9) leaves its temporary; the next open of the same final name
- * removes every such temporary whose PID is no longer a live process.
+ * Writes are buffered; errors are sticky and reported by commit. A writer
+ * holds an flock on its temporary file; opening a file removes the temporary
+ * files of the same name that no live writer holds (left by kill -9). Opening
+ * also ignores SIGXFSZ, so that a file size limit fails the write (EFBIG,
+ * reported by commit) instead of killing the process.
  */
 #ifndef FL_OUTFILE_H
 #define FL_OUTFILE_H
@@ -30,7 +32,13 @@ void fl_outfile_abort(struct fl_outfile *f);
 /* Whole-file helpers. */
 enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n);
 /* Read a whole file (gunzipping when it ends in ".gz" or starts with the gzip
- * magic) into a NUL-terminated malloc'd buffer. */
+ * magic) into a NUL-terminated malloc'd buffer. At most FL_READ_FILE_MAX
+ * bytes (after decompression: a small .gz may inflate to gigabytes): scenarios,
+ * rubrics, truths and answers are far smaller; a larger file is an FL_EINPUT
+ * error naming it and the limit. Traces go through the streaming reader. */
+#define FL_READ_FILE_MAX ((size_t)32 << 20)
 enum fl_status fl_read_file(const char *path, char **buf, size_t *len);
+/* The same with another limit (SIZE_MAX: none; for benchmarks). */
+enum fl_status fl_read_file_max(const char *path, size_t max, char **buf, size_t *len);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "common/utf8.h"
 #include "grader/analysis/host_metrics.h"
 #include "grader/trace/trace_events.h"
 
@@ -81,6 +82,60 @@ cJSON *fl_metrics_compare(const cJSON *b, const cJSON *m)
 
 /* ---- text ---- */
 
+/* A name as it may go to a terminal: control characters (C0, DEL, C1) and
+ * bytes that are not UTF-8 are written as \xHH, a backslash as \\. The
+ * result lives until the eighth call after. */
+static const char *safe(const char *s)
+{
+	static char *ring[8];
+	static unsigned next;
+	if (!s)
+		return "";
+	size_t n = strlen(s), clean = 1;
+	for (size_t i = 0; i < n && clean; i++) {
+		unsigned char c = (unsigned char)s[i];
+		clean = c >= 0x20 && c != 0x7f && c != '\\' && !(c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+									(unsigned char)s[i + 1] <= 0x9f);
+	}
+	for (size_t i = 0; i < n && clean;) {
+		size_t k = (unsigned char)s[i] < 0x80 ? 1 : fl_utf8_seq((const unsigned char *)s + i, n - i, NULL);
+		clean = k != 0;
+		i += k ? k : 1;
+	}
+	if (clean)
+		return s;
+	char *o = malloc(4 * n + 1), *w = o;
+	if (!o)
+		abort();
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c >= 0x80 ? fl_utf8_seq((const unsigned char *)s + i, n - i, NULL) : 1;
+		int c1 = k == 2 && c == 0xc2 && (unsigned char)s[i + 1] <= 0x9f;
+		if (c < 0x20 || c == 0x7f || c == '\\' || !k || c1) {
+			if (c == '\\') {
+				*w++ = '\\';
+				*w++ = '\\';
+			} else {
+				w += sprintf(w, "\\x%02x", c);
+			}
+			if (c1) {
+				w += sprintf(w, "\\x%02x", (unsigned char)s[i + 1]);
+				i += 2;
+			} else {
+				i++;
+			}
+			continue;
+		}
+		memcpy(w, s + i, k);
+		w += k;
+		i += k;
+	}
+	*w = '\0';
+	free(ring[next % 8]);
+	ring[next++ % 8] = o;
+	return o;
+}
+
 static void steps_text(const cJSON *m, struct strbuf *out)
 {
 	const cJSON *ms = at(m, "steps.ms");
@@ -106,7 +161,7 @@ static void spans_text(const cJSON *m, struct strbuf *out)
 	const cJSON *spans = cJSON_GetObjectItemCaseSensitive(m, "spans"), *s;
 	strbuf_addf(out, "spans     %-16s %11s %7s %10s   per step (ms)\n", "", "total ms", "share", "p50/step");
 	cJSON_ArrayForEach(s, spans) {
-		strbuf_addf(out, "  %-24s %11.3f %6.1f%% %10.3f  ", s->string, num_at(s, "total_ms"),
+		strbuf_addf(out, "  %-24s %11.3f %6.1f%% %10.3f  ", safe(s->string), num_at(s, "total_ms"),
 			    100 * num_at(s, "share_of_step_time"), num_at(s, "p50_ms"));
 		const cJSON *v;
 		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(s, "per_step_ms"))
@@ -124,7 +179,7 @@ static void ops_text(const cJSON *m, struct strbuf *out)
 	strbuf_adds(out, "\n  by name:");
 	int k = 0;
 	cJSON_ArrayForEach(v, at(m, "ops.by_name"))
-		strbuf_addf(out, "%s%s %g", k++ % 5 ? ",  " : "\n    ", v->string, v->valuedouble);
+		strbuf_addf(out, "%s%s %g", k++ % 5 ? ",  " : "\n    ", safe(v->string), v->valuedouble);
 	strbuf_adds(out, "\n");
 }
 
@@ -142,9 +197,9 @@ static void gaps_text(const cJSON *m, struct strbuf *out)
 			strbuf_addf(out, "step #%-4g", step->valuedouble);
 		else
 			strbuf_adds(out, "no step   ");
-		strbuf_addf(out, " %s%s (after %s, before %s)\n", *span ? "in " : "outside spans", span,
-			    cJSON_GetObjectItemCaseSensitive(g, "before")->valuestring,
-			    cJSON_GetObjectItemCaseSensitive(g, "after")->valuestring);
+		strbuf_addf(out, " %s%s (after %s, before %s)\n", *span ? "in " : "outside spans", safe(span),
+			    safe(cJSON_GetObjectItemCaseSensitive(g, "before")->valuestring),
+			    safe(cJSON_GetObjectItemCaseSensitive(g, "after")->valuestring));
 	}
 }
 
@@ -153,7 +208,7 @@ static void periods_text(const cJSON *m, struct strbuf *out)
 	const cJSON *ps = cJSON_GetObjectItemCaseSensitive(m, "periods"), *p;
 	strbuf_addf(out, "periods   %s\n", cJSON_GetArraySize(ps) ? "(spans long in some steps only)" : "none");
 	cJSON_ArrayForEach(p, ps) {
-		strbuf_addf(out, "  %-16s long in steps", p->string);
+		strbuf_addf(out, "  %-16s long in steps", safe(p->string));
 		const cJSON *s;
 		int k = 0;
 		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(p, "long_steps"))
@@ -171,7 +226,7 @@ static void periods_text(const cJSON *m, struct strbuf *out)
 static void compare_text(const cJSON *c, const cJSON *m, const cJSON *b, const char *mn, const char *bn,
 			 struct strbuf *out)
 {
-	strbuf_addf(out, "\n== %s compared with %s ==\n", mn, bn);
+	strbuf_addf(out, "\n== %s compared with %s ==\n", safe(mn), safe(bn));
 	strbuf_addf(out, "step p50  %.3f ms vs %.3f ms: x%.2f (true median x%.2f, max x%.2f)\n", num_at(m, "steps.p50_ms"),
 		    num_at(b, "steps.p50_ms"), num_at(c, "step_p50_ratio"), num_at(c, "step_median_ratio"),
 		    num_at(c, "step_max_ratio"));
@@ -181,13 +236,13 @@ static void compare_text(const cJSON *c, const cJSON *m, const cJSON *b, const c
 	const cJSON *gm = cJSON_GetObjectItemCaseSensitive(c, "grew_most");
 	const cJSON *span = cJSON_GetObjectItemCaseSensitive(gm, "span");
 	if (cJSON_IsString(span))
-		strbuf_addf(out, "grew most %s: +%.3f ms (x%.2f)\n", span->valuestring, num_at(gm, "growth_ms"),
+		strbuf_addf(out, "grew most %s: +%.3f ms (x%.2f)\n", safe(span->valuestring), num_at(gm, "growth_ms"),
 			    num_at(gm, "factor"));
 	else
 		strbuf_adds(out, "grew most (no span grew)\n");
 	const cJSON *s;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(c, "spans"))
-		strbuf_addf(out, "  %-24s %11.3f ms vs %11.3f ms  x%.2f\n", s->string, num_at(s, "ms"),
+		strbuf_addf(out, "  %-24s %11.3f ms vs %11.3f ms  x%.2f\n", safe(s->string), num_at(s, "ms"),
 			    num_at(s, "baseline_ms"), num_at(s, "factor"));
 }
 
@@ -203,6 +258,7 @@ enum fl_status fl_analyze_traces(const char *const *paths, size_t n, const struc
 		struct fl_trace t;
 		if ((st = fl_trace_read(paths[i], &t)))
 			goto out;
+		fl_trace_warn(&t, stderr); /* once per kind of bad value, with the count */
 		struct fl_host_metrics hm;
 		fl_host_metrics_compute_opts(&t, &mo, &hm);
 		metrics[i] = fl_host_metrics_json(&hm);
@@ -231,7 +287,7 @@ enum fl_status fl_analyze_traces(const char *const *paths, size_t n, const struc
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		strbuf_addf(out, "%s== %s ==\n", i ? "\n" : "", paths[i]);
+		strbuf_addf(out, "%s== %s ==\n", i ? "\n" : "", safe(paths[i]));
 		steps_text(metrics[i], out);
 		spans_text(metrics[i], out);
 		ops_text(metrics[i], out);

@@ -54,8 +54,11 @@ void fl_device_metrics_text(const cJSON *dm, struct strbuf *out)
 	const cJSON *l = cJSON_GetObjectItemCaseSensitive(dm, "launch");
 	if (cJSON_IsObject(l)) {
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(l, "delay_us");
-		strbuf_addf(out, "launches: %.0f pairs, delay mean %.1f us, p95 %.1f us, max %.1f us; %.0f short kernels\n",
-			    num(l, "pairs"), num(d, "mean"), num(d, "p95"), num(d, "max"), num(l, "short_kernels"));
+		if (num(l, "pairs") > 0)
+			strbuf_addf(out, "launches: %.0f pairs, delay mean %.1f us, p95 %.1f us, max %.1f us; %.0f short kernels\n",
+				    num(l, "pairs"), num(d, "mean"), num(d, "p95"), num(d, "max"), num(l, "short_kernels"));
+		else /* no delay to report: never a NaN */
+			strbuf_addf(out, "launches: 0 pairs; %.0f short kernels\n", num(l, "short_kernels"));
 	}
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(dm, "straggler");
 	if (cJSON_IsObject(st) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "rank")))

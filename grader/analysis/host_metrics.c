@@ -1,6 +1,9 @@
 #include "grader/analysis/host_metrics.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,18 +30,53 @@ static int is_span(const struct fl_xevent *e)
 	return e->kind == FL_CAT_USER_ANNOTATION || e->kind == FL_CAT_GPU_USER_ANNOTATION;
 }
 
-static struct fl_name_stat *find_or_add(struct fl_name_stat **arr, size_t *n, const char *name, size_t n_steps)
+/* Names by string (an open-addressing index over the array, which keeps the
+ * order of first appearance): a lookup per event, not a scan of all names. */
+struct name_index {
+	uint32_t *slot; /* index + 1, 0 empty */
+	size_t nslot;   /* a power of two */
+};
+
+static uint64_t name_hash(const char *s)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*arr)[i].name, name) == 0)
-			return &(*arr)[i];
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void index_put(struct name_index *x, const struct fl_name_stat *arr, size_t i)
+{
+	size_t j = (size_t)name_hash(arr[i].name) & (x->nslot - 1);
+	while (x->slot[j])
+		j = (j + 1) & (x->nslot - 1);
+	x->slot[j] = (uint32_t)i + 1;
+}
+
+static struct fl_name_stat *find_or_add(struct fl_name_stat **arr, size_t *n, struct name_index *x, const char *name,
+					size_t n_steps)
+{
+	if (x->nslot) {
+		size_t j = (size_t)name_hash(name) & (x->nslot - 1);
+		for (; x->slot[j]; j = (j + 1) & (x->nslot - 1))
+			if (strcmp((*arr)[x->slot[j] - 1].name, name) == 0)
+				return &(*arr)[x->slot[j] - 1];
+	}
+	if (2 * (*n + 1) > x->nslot) {
+		free(x->slot);
+		x->nslot = x->nslot ? 2 * x->nslot : 64;
+		x->slot = xcalloc(x->nslot, sizeof(*x->slot));
+		for (size_t i = 0; i < *n; i++)
+			index_put(x, *arr, i);
+	}
 	struct fl_name_stat *a = realloc(*arr, (*n + 1) * sizeof(**arr));
 	if (!a)
 		abort();
 	*arr = a;
-	struct fl_name_stat *s = &a[(*n)++];
+	struct fl_name_stat *s = &a[*n];
 	memset(s, 0, sizeof(*s));
 	s->name = name;
+	index_put(x, a, (*n)++);
 	s->per_step_ms = xcalloc(n_steps, sizeof(double));
 	return s;
 }
@@ -88,18 +126,38 @@ int fl_detect_period(const double *values, const int *step_num, size_t n, double
 		p->excess_ms += hi[i] - p->short_p50_ms;
 	free(lo);
 	free(hi);
-	/* one long step is no evidence of a period */
+	/* One long step is no evidence of a period. A period p puts every long step
+	 * in one residue class, so p divides g, the gcd of their differences:
+	 * only g's divisors are tried (at most a few thousand, each checked over
+	 * the steps present), never every number up to the span of the step
+	 * numbers. Long steps that all share one number (g = 0) have no period. */
 	if (p->n_long >= 2) {
-		int smin = step_num[0], smax = step_num[0];
-		for (size_t i = 1; i < n; i++) {
-			if (step_num[i] < smin) smin = step_num[i];
-			if (step_num[i] > smax) smax = step_num[i];
+		uint64_t g = 0;
+		for (size_t i = 1; i < p->n_long; i++) {
+			uint64_t d = (uint64_t)((int64_t)p->long_steps[i] - p->long_steps[0]);
+			while (d) {
+				uint64_t t = g % d;
+				g = d;
+				d = t;
+			}
 		}
-		for (long per = 2; per <= (long)smax - smin + 1 && !p->period; per++) {
-			long phase = mod_pos(p->long_steps[0], per);
+		/* the divisors of g in increasing order: the small ones first, then the large */
+		uint64_t small[2048], large_rev[2048]; /* a number below 2^32 has at most 1344 divisors */
+		size_t ns = 0, nl = 0;
+		for (uint64_t d = 1; g && d * d <= g && ns < 2048; d++)
+			if (g % d == 0) {
+				small[ns++] = d;
+				if (d * d != g)
+					large_rev[nl++] = g / d;
+			}
+		for (size_t k = 0; k < ns + nl && !p->period; k++) {
+			uint64_t per = k < ns ? small[k] : large_rev[nl - 1 - (k - ns)];
+			if (per < 2 || per > INT_MAX)
+				continue;
+			long phase = mod_pos(p->long_steps[0], (long)per);
 			int fits = 1;
 			for (size_t i = 0; i < n && fits; i++)
-				fits = (mod_pos(step_num[i], per) == phase) == (values[i] > low_max);
+				fits = (mod_pos(step_num[i], (long)per) == phase) == (values[i] > low_max);
 			if (fits) {
 				p->period = (int)per;
 				p->phase = (int)phase;
@@ -114,15 +172,37 @@ int fl_detect_period(const double *values, const int *step_num, size_t n, double
 struct gap_scan {
 	struct fl_host_metrics *m;
 	size_t top;                   /* capacity of m->gaps */
-	const struct fl_xevent **step_ev; /* step k's event */
+	const struct fl_xevent **step_ev; /* step k's event (ascending addresses: the events' order) */
+	double *end_max;              /* max over steps 0..k of their end (µs) */
 };
 
 static long step_index(const struct gap_scan *g, const struct fl_xevent *e)
 {
-	for (size_t k = 0; k < g->m->n_steps; k++)
-		if (g->step_ev[k] == e)
-			return (long)k;
-	return -1;
+	size_t lo = 0, hi = g->m->n_steps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->step_ev[mid] < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->m->n_steps && g->step_ev[lo] == e ? (long)lo : -1;
+}
+
+/* The first step (any process) whose interval holds t: the first k with
+ * end_max[k] > t (end_max does not decrease) holds it when it starts by t. */
+static long step_at_time(const struct gap_scan *g, double t)
+{
+	const struct fl_host_metrics *m = g->m;
+	size_t lo = 0, hi = m->n_steps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->end_max[mid] > t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < m->n_steps && t >= m->step_ts[lo] && t < m->step_ts[lo] + m->step_ms[lo] * 1000.0 ? (long)lo : -1;
 }
 
 static void add_gap(struct gap_scan *g, double a, double b, const struct fl_xevent *holder, long step,
@@ -145,10 +225,8 @@ static void add_gap(struct gap_scan *g, double a, double b, const struct fl_xeve
 	if (m->n_gaps == g->top && ms <= m->gaps[m->n_gaps - 1].ms)
 		return;
 	/* a row without steps (a device row): name the step by time, for the report only */
-	double mid = (a + b) / 2;
-	for (size_t k = 0; step < 0 && k < m->n_steps; k++)
-		if (mid >= m->step_ts[k] && mid < m->step_ts[k] + m->step_ms[k] * 1000.0)
-			step = (long)k;
+	if (step < 0)
+		step = step_at_time(g, (a + b) / 2);
 	size_t k = m->n_gaps < g->top ? m->n_gaps++ : m->n_gaps - 1;
 	while (k > 0 && m->gaps[k - 1].ms < ms) {
 		m->gaps[k] = m->gaps[k - 1];
@@ -234,6 +312,88 @@ static void scan_gaps(const struct fl_trace *t, struct gap_scan *g)
 
 /* ---- the metrics ---- */
 
+/* The steps of each process, for the step of an event: the last step (in time
+ * order) of its process whose interval holds its start. */
+struct step_lookup {
+	size_t *ord;     /* step indices by (pid, index) */
+	double *end_max; /* per position of ord: max end of the group so far */
+	const long long *pid;
+	const struct fl_host_metrics *m;
+};
+
+struct pid_step {
+	long long pid;
+	size_t s;
+};
+
+static int cmp_by_pid(const void *a, const void *b)
+{
+	const struct pid_step *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static double step_end(const struct fl_host_metrics *m, size_t s) { return m->step_ts[s] + m->step_ms[s] * 1000.0; }
+
+static void lookup_build(struct step_lookup *L, const struct fl_host_metrics *m, const long long *pid)
+{
+	size_t ns = m->n_steps;
+	L->m = m;
+	L->pid = pid;
+	L->ord = xcalloc(ns, sizeof(size_t));
+	L->end_max = xcalloc(ns, sizeof(double));
+	struct pid_step *ps = xcalloc(ns, sizeof(*ps));
+	for (size_t i = 0; i < ns; i++)
+		ps[i] = (struct pid_step){pid[i], i};
+	qsort(ps, ns, sizeof(*ps), cmp_by_pid);
+	for (size_t i = 0; i < ns; i++)
+		L->ord[i] = ps[i].s;
+	free(ps);
+	for (size_t i = 0; i < ns; i++) {
+		double e = step_end(m, L->ord[i]);
+		L->end_max[i] = i && pid[L->ord[i - 1]] == pid[L->ord[i]] && L->end_max[i - 1] > e ? L->end_max[i - 1] : e;
+	}
+}
+
+static long lookup_step(const struct step_lookup *L, long long pid, double ts)
+{
+	size_t ns = L->m->n_steps, lo = 0, hi = ns;
+	while (lo < hi) { /* the first of pid's group */
+		size_t mid = lo + (hi - lo) / 2;
+		if (L->pid[L->ord[mid]] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t g0 = lo;
+	hi = ns;
+	while (lo < hi) { /* past the last step of the group starting by ts */
+		size_t mid = lo + (hi - lo) / 2;
+		if (L->pid[L->ord[mid]] == pid && L->m->step_ts[L->ord[mid]] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j > g0 && L->end_max[j - 1] > ts; j--)
+		if (ts < step_end(L->m, L->ord[j - 1]))
+			return (long)L->ord[j - 1];
+	return -1;
+}
+
+/* The number of a ProfilerStep#N: strtol with its range checked (a number
+ * beyond an int is clamped, none reads 0, as atoi did for ordinary names). */
+static int step_number(const char *s)
+{
+	errno = 0;
+	long v = strtol(s, NULL, 10);
+	if (v > INT_MAX || (errno == ERANGE && v > 0))
+		return INT_MAX;
+	if (v < INT_MIN || (errno == ERANGE && v < 0))
+		return INT_MIN;
+	return (int)v;
+}
+
 enum fl_status fl_host_metrics_compute(const struct fl_trace *t, struct fl_host_metrics *m)
 {
 	return fl_host_metrics_compute_opts(t, NULL, m);
@@ -259,7 +419,7 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 		const struct fl_xevent *e = &t->ev[i];
 		if (!is_step(e))
 			continue;
-		m->step_num[k] = atoi(e->name + FL_STEP_PREFIX_LEN);
+		m->step_num[k] = step_number(e->name + FL_STEP_PREFIX_LEN);
 		m->step_ms[k] = e->dur / 1000.0;
 		m->step_ts[k] = e->ts;
 		step_pid[k] = e->pid;
@@ -278,20 +438,19 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 	m->p50_upper_ms = fl_p50_upper(m->step_ms, ns);
 	m->median_ms = fl_median(m->step_ms, ns);
 
+	struct step_lookup L;
+	lookup_build(&L, m, step_pid);
+	struct name_index span_ix = {0}, op_ix = {0};
 	for (size_t i = 0; i < t->n; i++) {
 		const struct fl_xevent *e = &t->ev[i];
 		if (is_step(e) || (e->kind != FL_CAT_USER_ANNOTATION && e->kind != FL_CAT_CPU_OP))
 			continue;
-		long step = -1;
-		for (size_t s = 0; s < ns; s++)
-			if (step_pid[s] == e->pid && e->ts >= m->step_ts[s] &&
-			    e->ts < m->step_ts[s] + m->step_ms[s] * 1000.0)
-				step = (long)s;
+		long step = lookup_step(&L, e->pid, e->ts);
 		struct fl_name_stat *st;
 		if (e->kind == FL_CAT_USER_ANNOTATION) {
-			st = find_or_add(&m->spans, &m->n_spans, e->name, ns);
+			st = find_or_add(&m->spans, &m->n_spans, &span_ix, e->name, ns);
 		} else {
-			st = find_or_add(&m->ops, &m->n_op_names, e->name, ns);
+			st = find_or_add(&m->ops, &m->n_op_names, &op_ix, e->name, ns);
 			m->ops_total++;
 			if (step >= 0)
 				m->ops_per_step[step]++;
@@ -302,9 +461,18 @@ enum fl_status fl_host_metrics_compute_opts(const struct fl_trace *t, const stru
 			st->per_step_ms[step] += e->dur / 1000.0;
 	}
 
+	free(span_ix.slot);
+	free(op_ix.slot);
+	free(L.ord);
+	free(L.end_max);
+
 	struct gap_scan g = {.m = m, .top = o && o->top_gaps ? o->top_gaps : FL_GAPS_TOP_DEFAULT, .step_ev = step_ev};
+	g.end_max = xcalloc(ns, sizeof(double));
+	for (size_t i = 0; i < ns; i++)
+		g.end_max[i] = i && g.end_max[i - 1] > step_end(m, i) ? g.end_max[i - 1] : step_end(m, i);
 	m->gaps = xcalloc(g.top, sizeof(*m->gaps));
 	scan_gaps(t, &g);
+	free(g.end_max);
 
 	m->periods = xcalloc(m->n_spans, sizeof(*m->periods));
 	for (size_t i = 0; i < m->n_spans; i++) {

@@ -257,8 +257,87 @@ void fl_matcher_add(struct fl_matcher *m, const char *id, const char *alias)
 	t->phrases[t->n_phrases++] = n;
 }
 
+/* Bounds on a rubric's regular expression before regcomp, whose time and
+ * memory grow with the product of nested repetition counts (glibc expands
+ * {m,n} into copies: ((a{1,100}){1,100}){1,100} takes seconds and GBs).
+ * Allowed: at most FL_REGEX_MAX_LEN characters, counts up to
+ * FL_REGEX_MAX_COUNT, and no repetition (*, +, {m,n}) of a group that already
+ * holds a repetition ('?' may wrap anything). */
+int fl_regex_check(const char *re, char *err, size_t errsz)
+{
+	size_t n = strlen(re);
+	if (n > FL_REGEX_MAX_LEN) {
+		snprintf(err, errsz, "too long (%zu characters, at most %d)", n, FL_REGEX_MAX_LEN);
+		return -1;
+	}
+	int has[FL_REGEX_MAX_LEN + 1]; /* per open group: a repetition inside */
+	int depth = 0, last_rep = 0;    /* the atom just read holds a repetition */
+	has[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = re[i];
+		if (c == '\\') {
+			if (i + 1 < n)
+				i++;
+			last_rep = 0;
+		} else if (c == '[') {
+			size_t j = i + 1;
+			if (j < n && re[j] == '^')
+				j++;
+			if (j < n && re[j] == ']')
+				j++;
+			for (; j < n && re[j] != ']'; j++)
+				if (re[j] == '[' && j + 1 < n && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+					const char *e = strstr(re + j + 2, (char[]){re[j + 1], ']', 0});
+					if (e)
+						j = (size_t)(e - re) + 1;
+				}
+			i = j < n ? j : n;
+			last_rep = 0;
+		} else if (c == '(') {
+			has[++depth] = 0;
+			last_rep = 0;
+		} else if (c == ')') {
+			if (depth == 0) { /* it would close the anchoring group around the pattern */
+				snprintf(err, errsz, "unbalanced ')' at character %zu", i + 1);
+				return -1;
+			}
+			last_rep = has[depth--];
+			has[depth] |= last_rep;
+		} else if (c == '*' || c == '+' || c == '{' || c == '?') {
+			if (c == '{') {
+				char *end;
+				unsigned long lo = strtoul(re + i + 1, &end, 10), hi = lo;
+				if (*end == ',')
+					hi = end[1] == '}' ? FL_REGEX_MAX_COUNT + 1 : strtoul(end + 1, &end, 10);
+				if (lo > FL_REGEX_MAX_COUNT || hi > FL_REGEX_MAX_COUNT) {
+					snprintf(err, errsz, "a repetition count above %d (or an open-ended {m,})", FL_REGEX_MAX_COUNT);
+					return -1;
+				}
+				const char *close = strchr(re + i, '}');
+				i = close ? (size_t)(close - re) : n;
+			}
+			if (c != '?' && last_rep) {
+				snprintf(err, errsz, "nested repetition: %s on a group that holds a repetition (too costly to compile)",
+					 c == '{' ? "{m,n}" : c == '*' ? "'*'" : "'+'");
+				return -1;
+			}
+			has[depth] = 1;
+			last_rep = 1;
+		} else {
+			last_rep = 0;
+		}
+	}
+	if (depth) {
+		snprintf(err, errsz, "unbalanced '(': %d group(s) not closed", depth);
+		return -1;
+	}
+	return 0;
+}
+
 int fl_matcher_add_regex(struct fl_matcher *m, const char *id, const char *re, char *err, size_t errsz)
 {
+	if (fl_regex_check(re, err, errsz))
+		return -1;
 	size_t l = strlen(re) + 5;
 	char *anchored = xrealloc(NULL, l);
 	snprintf(anchored, l, "^(%s)$", re);

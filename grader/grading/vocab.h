@@ -62,6 +62,11 @@ struct fl_match {
 void fl_matcher_add(struct fl_matcher *m, const char *id, const char *alias);
 /* Add a regular expression for a term. Returns 0, or -1 with the regcomp
  * message in err. */
+/* A pattern's complexity within bounds (see fl_regex_check in vocab.c):
+ * 0, or -1 with the reason in err. fl_matcher_add_regex checks it first. */
+#define FL_REGEX_MAX_LEN 512
+#define FL_REGEX_MAX_COUNT 100
+int fl_regex_check(const char *re, char *err, size_t errsz);
 int fl_matcher_add_regex(struct fl_matcher *m, const char *id, const char *re, char *err, size_t errsz);
 void fl_matcher_add_vocabulary(struct fl_matcher *m, const struct fl_vocabulary *v);
 /* Index of a term by ID (normalised comparison), or -1. */

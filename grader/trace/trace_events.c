@@ -1,5 +1,8 @@
 #include "grader/trace/trace_events.h"
 
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +77,65 @@ void fl_trace_begin(struct fl_trace *t, const char *path, struct fl_strtab *stri
 	t->strings = strings ? strings : fl_strtab_new();
 }
 
+int fl_trace_time_ok(double us, double max_us) { return isfinite(us) && us >= 0 && us <= max_us; }
+
+static void count_bad(struct fl_trace *t, int kind, const struct fl_tev *e)
+{
+	if (!t->bad[kind].n++)
+		t->bad[kind].first_at = e->at;
+}
+
+int fl_trace_note_bad(struct fl_trace *t, const struct fl_tev *e)
+{
+	if (e->bad & FL_TEVB_UTF8)
+		count_bad(t, FL_BAD_UTF8, e);
+	if (e->bad & FL_TEVB_CONTROL)
+		count_bad(t, FL_BAD_CONTROL, e);
+	if (e->bad & FL_TEVB_DUP_KEY)
+		count_bad(t, FL_BAD_DUP_KEY, e);
+	if (e->bad & FL_TEVB_ID_RANGE)
+		count_bad(t, FL_BAD_ID_RANGE, e);
+	if (!(e->has & FL_TEV_PH) || e->ph != 'X' || fl_strtab_len(t->strings, e->ph_str) != 1)
+		return 0;
+	if ((e->has & FL_TEV_TS) && !fl_trace_time_ok(e->ts, FL_TRACE_MAX_TS_US)) {
+		count_bad(t, FL_BAD_TS, e);
+		return 1;
+	}
+	if ((e->has & FL_TEV_DUR) && !fl_trace_time_ok(e->dur, FL_TRACE_MAX_DUR_US)) {
+		count_bad(t, FL_BAD_DUR, e);
+		return 1;
+	}
+	return 0;
+}
+
+int fl_trace_warn(const struct fl_trace *t, void *file)
+{
+	static const char *what[FL_BAD_KINDS] = {
+		[FL_BAD_TS] = "X event(s) with a ts that is not finite, negative or beyond 2^53 us: skipped",
+		[FL_BAD_DUR] = "X event(s) with a dur that is not finite, negative or beyond 2^53 ns: skipped",
+		[FL_BAD_UTF8] = "event(s) whose name or cat is not valid UTF-8: read with U+FFFD for the bad bytes",
+		[FL_BAD_CONTROL] = "event(s) whose name or cat holds control characters: printed escaped",
+		[FL_BAD_DUP_KEY] = "event(s) with a key given twice: the last value counts",
+		[FL_BAD_ID_RANGE] = "event(s) whose pid or tid is a number no integer holds: read as absent",
+	};
+	FILE *f = file;
+	int lines = 0;
+	for (int k = 0; k < FL_BAD_KINDS; k++) {
+		if (!t->bad[k].n)
+			continue;
+		fprintf(f, "warning: '%s': %llu %s (the first at byte %llu%s); 'faultline validate' lists them\n",
+			t->path, (unsigned long long)t->bad[k].n, what[k], (unsigned long long)t->bad[k].first_at,
+			t->info.gzip ? " of the decompressed stream" : "");
+		lines++;
+	}
+	return lines;
+}
+
 enum fl_status fl_trace_on_event(void *arg, const struct fl_tev *e)
 {
 	struct fl_trace *t = arg;
+	if (fl_trace_note_bad(t, e))
+		return FL_OK;
 	if (!(e->has & FL_TEV_PH) || e->ph != 'X' || fl_strtab_len(t->strings, e->ph_str) != 1)
 		return FL_OK;
 	if (!(e->has & FL_TEV_TS))
@@ -114,6 +173,13 @@ enum fl_status fl_trace_end(struct fl_trace *t, const struct fl_trace_info *info
 	t->info = *info;
 	if (!info->has_events)
 		return fl_error(FL_EINPUT, "'%s': traceEvents: expected an array of events", t->path);
+	/* checked before narrowing: a hostile file may say anything */
+	if (info->has_dist_rank && (info->dist_rank < 0 || info->dist_rank > INT_MAX))
+		return fl_error(FL_EINPUT, "'%s': distributedInfo.rank: %lld is out of range (expected 0..%d)", t->path,
+				info->dist_rank, INT_MAX);
+	if (info->has_world_size && (info->world_size < 1 || info->world_size > INT_MAX))
+		return fl_error(FL_EINPUT, "'%s': distributedInfo.world_size: %lld is out of range (expected 1..%d)",
+				t->path, info->world_size, INT_MAX);
 	t->has_rank = info->has_dist_rank;
 	t->rank = (int)info->dist_rank;
 	t->world_size = info->array_form ? 0 : info->has_world_size ? (int)info->world_size : 1;

@@ -28,7 +28,8 @@
 
 #define PAD 64                     /* zeroed bytes after the data (sentinel + SIMD over-read) */
 #define CHUNK_DEFAULT (256u << 10) /* bytes per read / inflate chunk */
-#define MAX_UNIT ((size_t)1 << 30) /* the largest single event or metadata value */
+#define MAX_UNIT ((size_t)8 << 20) /* the largest single event or metadata value: bounds the buffer (and
+                                    * so the reader's memory) on any input, whitespace included */
 #define MAX_DEPTH 1000             /* nesting, as Python's json (recursion limit) */
 #define NSLOT 4                    /* inflated chunks in flight between the threads */
 
@@ -511,9 +512,12 @@ static void src_close(struct src *s)
 
 /* ----------------------------------------------------------- the parser */
 
-enum { P_OK = 0, P_MORE, P_ERR };
+enum { P_OK = 0, P_MORE, P_ERR, P_BIG /* a unit over MAX_UNIT, at buf[beg] */ };
 
-enum top_state { T_START, T_OBJ_FIRST, T_OBJ_NEXT, T_EVENTS_FIRST, T_EVENTS_NEXT, T_DONE };
+/* *_KEY / *_ITEM: after a ',' (a key or an event must follow). Whitespace
+ * between units is consumed as it comes (the unit start advances over it), so
+ * any amount of it costs one pass and no memory. */
+enum top_state { T_START, T_OBJ_FIRST, T_OBJ_NEXT, T_OBJ_KEY, T_EVENTS_FIRST, T_EVENTS_NEXT, T_EVENTS_ITEM, T_DONE };
 
 struct scratch {
 	uint8_t *p;
@@ -543,6 +547,7 @@ struct parser {
 	struct fl_strtab *st;
 	struct fl_trace_info info;
 	int rank_done;
+	int bad_utf8; /* decode_str replaced something */
 	/* error */
 	const uint8_t *err_at;
 	const char *err_expected;
@@ -714,8 +719,10 @@ static void decode_str(struct parser *ps, const uint8_t *s, const uint8_t *e, in
 						p += 6;
 					}
 				}
-				if (cp >= 0xd800 && cp <= 0xdfff)
+				if (cp >= 0xd800 && cp <= 0xdfff) {
 					cp = 0xfffd; /* a lone surrogate cannot be UTF-8 */
+					ps->bad_utf8 = 1;
+				}
 				o += put_utf8(o, cp);
 				break;
 			}
@@ -730,6 +737,7 @@ static void decode_str(struct parser *ps, const uint8_t *s, const uint8_t *e, in
 		*outlen = n;
 		return;
 	}
+	ps->bad_utf8 = 1;
 	scratch_need(&ps->s2, 3 * n + 1);
 	uint8_t *o = ps->s2.p;
 	size_t i = 0;
@@ -763,8 +771,24 @@ static inline uint64_t first8(const uint8_t *s, size_t n)
 #endif
 }
 
-/* A string value at *pp (at the opening quote), interned. */
-static int str_value(struct parser *ps, const uint8_t **pp, uint32_t *id)
+/* Control characters that can act on a terminal: C0 (tab and newline
+ * excepted: a label may be multi-line), DEL, and C1 (U+0080-U+009F). */
+static int has_control(const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] < 0x20 && s[i] != '\t' && s[i] != '\n') || s[i] == 0x7f ||
+		    (s[i] == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f))
+			return 1;
+	return 0;
+}
+
+/* A string value at *pp (at the opening quote), interned. *bad (may be NULL)
+ * gets FL_TEVB_UTF8 when the text was not valid UTF-8 (or held a lone
+ * surrogate) and FL_TEVB_CONTROL when it holds control characters. */
+static int str_value_bad(struct parser *ps, const uint8_t **pp, uint32_t *id, uint32_t *bad);
+static int str_value(struct parser *ps, const uint8_t **pp, uint32_t *id) { return str_value_bad(ps, pp, id, NULL); }
+
+static int str_value_bad(struct parser *ps, const uint8_t **pp, uint32_t *id, uint32_t *bad)
 {
 	const uint8_t *s = *pp + 1, *p = s;
 	int esc = 0, r = scan_str(ps, &p, &esc);
@@ -784,9 +808,13 @@ static int str_value(struct parser *ps, const uint8_t **pp, uint32_t *id)
 	}
 	const uint8_t *d;
 	size_t dn;
+	ps->bad_utf8 = 0;
 	decode_str(ps, s, p, esc, &d, &dn);
 	*id = fl_strtab_intern(ps->st, (const char *)d, dn);
-	if (c && d == s) { /* the raw bytes are the string */
+	int ctrl = has_control(d, dn);
+	if (bad)
+		*bad |= (ps->bad_utf8 ? FL_TEVB_UTF8 : 0) | (ctrl ? FL_TEVB_CONTROL : 0);
+	if (c && d == s && !ctrl) { /* the raw bytes are the string */
 		c->w = w;
 		c->len = (uint32_t)n;
 		c->id = *id;
@@ -1324,7 +1352,8 @@ static int parse_args(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 	}
 }
 
-static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t *has, uint32_t fnum, uint32_t fstr)
+static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t *has, uint32_t fnum, uint32_t fstr,
+		    uint32_t *bad)
 {
 	const uint8_t *p = *pp;
 	*has &= ~(fnum | fstr);
@@ -1337,9 +1366,12 @@ static int id_value(struct parser *ps, const uint8_t **pp, int64_t *v, uint32_t 
 		*has |= fnum | fstr;
 		return P_OK;
 	}
+	int numeric = *p == '-' || (*p >= '0' && *p <= '9') || *p == 'N' || *p == 'I';
 	int h = 0, r = int_value(ps, pp, v, &h);
 	if (h)
 		*has |= fnum;
+	else if (numeric && !r)
+		*bad |= FL_TEVB_ID_RANGE; /* NaN, Infinity or beyond ±9.2e18: no integer holds it */
 	return r;
 }
 
@@ -1381,8 +1413,13 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 				return r;
 			key = event_key(k, kl);
 		}
-		if (key)
+		if (key) {
+			if (ev->keys & (1u << key)) {
+				ev->bad |= FL_TEVB_DUP_KEY;
+				ev->dup_keys |= 1u << key;
+			}
 			ev->keys |= 1u << key;
+		}
 		switch (key) {
 		case K_PH:
 			ev->has &= ~(uint32_t)FL_TEV_PH;
@@ -1407,7 +1444,7 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 			ev->has &= ~flag;
 			*dst = 0;
 			if (*p == '"') {
-				if ((r = str_value(ps, &p, dst)))
+				if ((r = str_value_bad(ps, &p, dst, &ev->bad)))
 					return r;
 				ev->has |= flag;
 			} else {
@@ -1416,10 +1453,10 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 			break;
 		}
 		case K_PID:
-			r = id_value(ps, &p, &ev->pid, &ev->has, FL_TEV_PID, FL_TEV_PID_STR);
+			r = id_value(ps, &p, &ev->pid, &ev->has, FL_TEV_PID, FL_TEV_PID_STR, &ev->bad);
 			break;
 		case K_TID:
-			r = id_value(ps, &p, &ev->tid, &ev->has, FL_TEV_TID, FL_TEV_TID_STR);
+			r = id_value(ps, &p, &ev->tid, &ev->has, FL_TEV_TID, FL_TEV_TID_STR, &ev->bad);
 			break;
 		case K_TS:
 			ev->has &= ~(uint32_t)(FL_TEV_TS | FL_TEV_TS_FLOAT);
@@ -1538,9 +1575,11 @@ static const char *state_where(const struct parser *ps)
 	switch (ps->state) {
 	case T_START: return "at the start of the document";
 	case T_OBJ_FIRST:
-	case T_OBJ_NEXT: return "in the top-level object";
+	case T_OBJ_NEXT:
+	case T_OBJ_KEY: return "in the top-level object";
 	case T_EVENTS_FIRST:
-	case T_EVENTS_NEXT: return "in traceEvents";
+	case T_EVENTS_NEXT:
+	case T_EVENTS_ITEM: return "in traceEvents";
 	case T_DONE: return "after the end of the document";
 	}
 	return "";
@@ -1559,6 +1598,10 @@ static int parse_units(struct parser *ps)
 			if (ps->base == 0 && ps->beg == 0 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
 				p += 3; /* a UTF-8 byte order mark */
 			p = skip_ws(p);
+			if (p >= ps->buf + ps->end) { /* whitespace only so far: consumed */
+				ps->beg = ps->end;
+				return P_MORE;
+			}
 			if (*p == '{') {
 				ps->state = T_OBJ_FIRST;
 			} else if (*p == '[') {
@@ -1572,8 +1615,13 @@ static int parse_units(struct parser *ps)
 			break;
 		case T_OBJ_FIRST:
 		case T_OBJ_NEXT:
+		case T_OBJ_KEY:
 			p = skip_ws(p);
-			if (*p == '}') {
+			if (p >= ps->buf + ps->end) {
+				ps->beg = ps->end;
+				return P_MORE;
+			}
+			if (*p == '}' && ps->state != T_OBJ_KEY) {
 				ps->state = T_DONE;
 				p++;
 				break;
@@ -1581,13 +1629,17 @@ static int parse_units(struct parser *ps)
 			if (ps->state == T_OBJ_NEXT) {
 				if (*p != ',')
 					return bad(ps, p, "',' or '}' in the top-level object");
-				p = skip_ws(p + 1);
+				ps->state = T_OBJ_KEY;
+				p++;
+				break;
 			}
 			const uint8_t *key_at = p;
 			if ((r = parse_key(ps, &p, &k, &kl)))
 				return r;
 			uint32_t meta = meta_key(k, kl);
 			if (meta) {
+				if (ps->info.meta_seen & meta)
+					ps->info.meta_dup |= meta;
 				ps->info.meta_seen |= meta;
 				if (ps->seen_events)
 					ps->info.meta_after_events |= meta;
@@ -1623,6 +1675,8 @@ static int parse_units(struct parser *ps)
 			}
 			if (r)
 				return r;
+			if ((size_t)(p - ps->buf) - ps->beg > MAX_UNIT)
+				return P_BIG;
 			/* the value is complete: this unit is not parsed again */
 			if (meta && ps->seen_events && ps->info.n_meta_after < 8)
 				ps->info.meta_after_order[ps->info.n_meta_after++] = meta;
@@ -1630,8 +1684,13 @@ static int parse_units(struct parser *ps)
 			break;
 		case T_EVENTS_FIRST:
 		case T_EVENTS_NEXT:
+		case T_EVENTS_ITEM:
 			p = skip_ws(p);
-			if (*p == ']') {
+			if (p >= ps->buf + ps->end) {
+				ps->beg = ps->end;
+				return P_MORE;
+			}
+			if (*p == ']' && ps->state != T_EVENTS_ITEM) {
 				ps->state = ps->info.array_form ? T_DONE : T_OBJ_NEXT;
 				p++;
 				break;
@@ -1639,10 +1698,18 @@ static int parse_units(struct parser *ps)
 			if (ps->state == T_EVENTS_NEXT) {
 				if (*p != ',')
 					return bad(ps, p, "',' or ']' after an event");
-				p = skip_ws(p + 1);
+				ps->state = T_EVENTS_ITEM;
+				p++;
+				break;
 			}
-			if ((r = parse_event(ps, &p, &ev)))
-				return r;
+			{
+				const uint8_t *ev_at = p;
+				if ((r = parse_event(ps, &p, &ev)))
+					return r;
+				if ((size_t)(p - ps->buf) - ps->beg > MAX_UNIT)
+					return P_BIG; /* the same limit whatever was buffered */
+				ev.at = ps->base + (uint64_t)(ev_at - ps->buf);
+			}
 			ev.index = ps->info.n_events++;
 			ps->state = T_EVENTS_NEXT;
 			ps->beg = (size_t)(p - ps->buf);
@@ -1675,8 +1742,8 @@ static enum fl_status refill(struct parser *ps)
 		ps->beg = 0;
 		ps->end = keep;
 	}
-	if (ps->cap - ps->end < ps->chunk) {
-		if (ps->end > MAX_UNIT)
+	if (ps->cap - ps->end < ps->chunk || keep > MAX_UNIT) {
+		if (keep > MAX_UNIT)
 			return fl_error(FL_EINPUT, "'%s': a single value longer than %zu MiB at byte %llu%s", ps->what,
 					MAX_UNIT >> 20, (unsigned long long)ps->base,
 					ps->info.gzip ? " of the decompressed stream" : "");
@@ -1684,15 +1751,27 @@ static enum fl_status refill(struct parser *ps)
 		ps->buf = xrealloc(ps->buf, nc + PAD);
 		ps->cap = nc;
 	}
-	enum fl_status st = FL_OK;
-	size_t k = src_read(ps->src, ps->buf + ps->end, ps->cap - ps->end, &st);
-	if (st)
-		return fl_error(st, "'%s': %s (after %llu bytes of JSON)", ps->what, ps->src->g.msg,
-				(unsigned long long)(ps->base + ps->end));
-	if (k == 0)
-		ps->eof = 1;
-	ps->end += k;
-	ps->info.bytes_json += k;
+	/* A unit that ran into the end is parsed again from its start: read at
+	 * least as many new bytes as it has (or to the end) first, so that a long
+	 * unit costs a bounded number of passes, not one per chunk. */
+	size_t want = keep < ps->chunk ? 1 : keep;
+	if (want > ps->cap - ps->end)
+		want = ps->cap - ps->end;
+	size_t got = 0;
+	while (got < want) {
+		enum fl_status st = FL_OK;
+		size_t k = src_read(ps->src, ps->buf + ps->end, ps->cap - ps->end, &st);
+		if (st)
+			return fl_error(st, "'%s': %s (after %llu bytes of JSON)", ps->what, ps->src->g.msg,
+					(unsigned long long)(ps->base + ps->end));
+		if (k == 0) {
+			ps->eof = 1;
+			break;
+		}
+		ps->end += k;
+		got += k;
+		ps->info.bytes_json += k;
+	}
 	memset(ps->buf + ps->end, 0, PAD);
 	return FL_OK;
 }
@@ -1717,11 +1796,14 @@ static enum fl_status run(struct parser *ps)
 		if (r < 0)
 			return (enum fl_status)(-r);
 		const char *off_of = ps->info.gzip ? " of the decompressed stream" : "";
+		if (r == P_BIG)
+			return fl_error(FL_EINPUT, "'%s': a single value longer than %zu MiB at byte %llu%s", ps->what,
+					MAX_UNIT >> 20, (unsigned long long)(ps->base + ps->beg), off_of);
 		if (r == P_ERR) {
 			char got[32];
 			describe_byte(ps->err_at, ps->buf + ps->end, got, sizeof(got));
 			unsigned long long off = ps->base + (unsigned long long)(ps->err_at - ps->buf);
-			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT)
+			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT || ps->state == T_EVENTS_ITEM)
 				return fl_error(FL_EINPUT, "'%s': invalid JSON at byte %llu%s, in traceEvents[%llu]: expected %s, got %s",
 						ps->what, off, off_of, (unsigned long long)ps->info.n_events,
 						ps->err_expected, got);
@@ -1732,7 +1814,7 @@ static enum fl_status run(struct parser *ps)
 			unsigned long long off = ps->base + ps->end;
 			if (ps->state == T_START && ps->base + ps->end == 0)
 				return fl_error(FL_EINPUT, "'%s': empty file, expected a trace (JSON)", ps->what);
-			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT)
+			if (ps->state == T_EVENTS_FIRST || ps->state == T_EVENTS_NEXT || ps->state == T_EVENTS_ITEM)
 				return fl_error(FL_EINPUT,
 						"'%s': unexpected end of the input at byte %llu%s (truncated file?), in traceEvents[%llu]",
 						ps->what, off, off_of, (unsigned long long)ps->info.n_events);

@@ -5,8 +5,11 @@
  * file goes through a fixed set of buffers and a purpose-built JSON tokenizer
  * hands each event of `traceEvents` to a callback, then forgets it. What a
  * caller keeps is its own business; the reader itself holds the buffers (a few
- * MB, more only when one single event is larger), the interned strings, and
- * nothing else. gzip input is inflated on a second thread while this one
+ * MB, more only when one single event is larger, and never more than about
+ * 40 MB: one event or top-level metadata value is at most 8 MiB of JSON, a
+ * larger one is an FL_EINPUT error), the interned strings (each distinct
+ * string once), and nothing else. Whitespace between events or keys is
+ * consumed as it streams by, whatever its amount. gzip input is inflated on a second thread while this one
  * tokenizes.
  *
  * Accepts the object form ({"traceEvents": [...], ...}, metadata keys before or
@@ -81,6 +84,15 @@ enum {
 	FL_TEVK_ARGS = 1u << 8,
 };
 
+/* What was wrong with an event that still read (fl_tev.bad), for validate
+ * and the warnings of the analyses. */
+enum {
+	FL_TEVB_DUP_KEY = 1u << 0, /* one of ph, cat, name, pid, tid, ts, dur, args given twice (the last counts) */
+	FL_TEVB_UTF8 = 1u << 1,    /* name or cat was not valid UTF-8 (U+FFFD in its place) */
+	FL_TEVB_CONTROL = 1u << 2, /* name or cat holds control characters: C0 but tab and newline, DEL, C1 */
+	FL_TEVB_ID_RANGE = 1u << 3, /* pid or tid a number no integer holds (NaN, Infinity, beyond ±9.2e18): absent */
+};
+
 /* Metadata keys of the top-level object (fl_trace_info.meta_*). */
 enum {
 	FL_META_SCHEMA_VERSION = 1u << 0,
@@ -96,6 +108,9 @@ enum {
  * absent. Absent integers read -1, absent ts/dur read 0. */
 struct fl_tev {
 	uint64_t index;     /* position in traceEvents, counting every item */
+	uint64_t at;        /* byte offset of its '{' in the JSON text (decompressed, for gzip) */
+	uint32_t bad;       /* FL_TEVB_* */
+	uint32_t dup_keys;  /* FL_TEVK_* given more than once */
 	uint32_t has;       /* FL_TEV_* */
 	uint32_t keys;      /* FL_TEVK_*: keys present, even when null or of another type */
 	char ph;            /* first character of "ph", 0 when absent */
@@ -133,7 +148,7 @@ struct fl_trace_info {
 	 * whether schemaVersion was a number; byte offsets (in the JSON text) of
 	 * the first key written exactly as `"rank": ` (one space: HTA's regex
 	 * needs it) and of the traceEvents key, -1 when absent. */
-	uint32_t meta_seen, meta_after_events;
+	uint32_t meta_seen, meta_after_events, meta_dup; /* meta_dup: given more than once (the last counts) */
 	uint32_t meta_after_order[8]; /* the FL_META_* after traceEvents, in file order (the first 8) */
 	int n_meta_after;
 	int schema_version_number;

@@ -1,5 +1,6 @@
 #include "grader/trace/validate.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -71,24 +72,59 @@ static int name_is(const struct fl_strtab *st, const struct fl_tev *e, const cha
 	return prefix ? strncmp(s, name, prefix) == 0 : strcmp(s, name) == 0;
 }
 
+/* A time value's problem, or NULL. */
+static const char *time_problem(double us, double max_us, char *buf, size_t n)
+{
+	if (!isfinite(us))
+		snprintf(buf, n, "not a finite number (%g)", us);
+	else if (us < 0)
+		snprintf(buf, n, "negative (%g)", us);
+	else if (us > max_us)
+		snprintf(buf, n, "%g is beyond %s", us, max_us == FL_TRACE_MAX_DUR_US ? "2^53 ns" : "2^53 us");
+	else
+		return NULL;
+	return buf;
+}
+
+static const struct { const char *key; uint32_t flag; } event_keys[] = {
+	{"ph", FL_TEVK_PH}, {"name", FL_TEVK_NAME}, {"cat", FL_TEVK_CAT}, {"ts", FL_TEVK_TS},
+	{"dur", FL_TEVK_DUR}, {"pid", FL_TEVK_PID}, {"tid", FL_TEVK_TID}, {"args", FL_TEVK_ARGS},
+};
+
 static enum fl_status on_event(void *arg, const struct fl_tev *e)
 {
 	struct event_check *c = arg;
 	const struct fl_strtab *st = c->t->strings;
-	unsigned long long i = (unsigned long long)e->index;
+	unsigned long long i = (unsigned long long)e->index, at = (unsigned long long)e->at;
+	char why[96];
+	int skip = 0; /* not for the collector: it would refuse the whole file */
 	c->window_end_last = 0;
+	for (size_t k = 0; k < sizeof(event_keys) / sizeof(event_keys[0]); k++)
+		if (e->dup_keys & event_keys[k].flag)
+			event_problem(c, "traceEvents[%llu].%s at byte %llu: given twice (a reader keeps one of them)", i,
+				      event_keys[k].key, at);
+	if (e->bad & FL_TEVB_UTF8)
+		event_problem(c, "traceEvents[%llu] at byte %llu: name or cat is not valid UTF-8", i, at);
+	if (e->bad & FL_TEVB_ID_RANGE)
+		event_problem(c, "traceEvents[%llu] at byte %llu: pid or tid is a number no integer holds (NaN, Infinity "
+			      "or beyond 9.2e18)", i, at);
+	if (e->bad & FL_TEVB_CONTROL)
+		event_problem(c, "traceEvents[%llu] at byte %llu: name or cat holds control characters", i, at);
 	if (!(e->has & FL_TEV_PH)) {
-		event_problem(c, "traceEvents[%llu].ph: expected a string", i);
+		event_problem(c, "traceEvents[%llu].ph at byte %llu: expected a string", i, at);
 	} else if (ph_is(st, e, "X")) {
-		static const struct { const char *key; uint32_t flag; } req[] = {
-			{"name", FL_TEVK_NAME}, {"cat", FL_TEVK_CAT}, {"ts", FL_TEVK_TS},
-			{"dur", FL_TEVK_DUR}, {"pid", FL_TEVK_PID}, {"tid", FL_TEVK_TID},
-		};
-		for (size_t k = 0; k < 6; k++)
-			if (!(e->keys & req[k].flag))
-				event_problem(c, "traceEvents[%llu].%s: missing on an X event", i, req[k].key);
-		if ((e->has & FL_TEV_DUR) && e->dur < 0)
-			event_problem(c, "traceEvents[%llu].dur: negative (%g)", i, e->dur);
+		for (size_t k = 1; k < 7; k++)
+			if (!(e->keys & event_keys[k].flag))
+				event_problem(c, "traceEvents[%llu].%s at byte %llu: missing on an X event", i,
+					      event_keys[k].key, at);
+		if ((e->keys & FL_TEVK_TS) && !(e->has & FL_TEV_TS))
+			event_problem(c, "traceEvents[%llu].ts at byte %llu: expected a number", i, at);
+		if (!(e->has & FL_TEV_TS))
+			skip = 1;
+		else if (time_problem(e->ts, FL_TRACE_MAX_TS_US, why, sizeof(why)))
+			event_problem(c, "traceEvents[%llu].ts at byte %llu: %s", i, at, why);
+		if ((e->has & FL_TEV_DUR) && time_problem(e->dur, FL_TRACE_MAX_DUR_US, why, sizeof(why)))
+			event_problem(c, "traceEvents[%llu].dur at byte %llu: %s", i, at, why);
 		if (name_is(st, e, FL_STEP_PREFIX, FL_STEP_PREFIX_LEN))
 			c->steps++;
 	} else if (ph_is(st, e, "M")) {
@@ -97,7 +133,7 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 	} else if (ph_is(st, e, "i")) {
 		c->window_end_last = name_is(st, e, "Record Window End", 0);
 	}
-	return fl_trace_on_event(c->t, e);
+	return skip ? FL_OK : fl_trace_on_event(c->t, e);
 }
 
 static void check_top(struct check *c, const struct fl_trace_info *info)
@@ -116,6 +152,9 @@ static void check_top(struct check *c, const struct fl_trace_info *info)
 		for (size_t i = 0; i < N_BEFORE; i++)
 			if (info->meta_after_order[k] == before[i].flag)
 				problem(c, "top level: '%s' comes after traceEvents; expected metadata before it", before[i].key);
+	for (size_t i = 0; i < N_BEFORE; i++)
+		if (info->meta_dup & before[i].flag)
+			problem(c, "top level: '%s' given twice (a reader keeps one of them)", before[i].key);
 	if (!info->has_events)
 		problem(c, "top level: missing traceEvents");
 	for (size_t i = 0; i < N_BEFORE; i++)
@@ -184,10 +223,22 @@ enum fl_status fl_trace_validate(const char *path, struct strbuf *report)
 	struct fl_trace_stream_opts so = {.strings = t.strings, .on_event = on_event, .arg = &ec};
 	struct fl_trace_info info;
 	enum fl_status st = fl_trace_stream_file(path, &so, &info);
-	if (!st)
-		st = fl_trace_end(&t, &info);
+	struct check c = {report, 0};
 	if (!st) {
-		struct check c = {report, 0};
+		/* reported as problems, then left out so that the collector accepts the rest */
+		struct fl_trace_info ti = info;
+		if (info.has_dist_rank && (info.dist_rank < 0 || info.dist_rank > INT_MAX)) {
+			problem(&c, "distributedInfo.rank: %lld is out of range (expected 0..%d)", info.dist_rank, INT_MAX);
+			ti.has_dist_rank = 0;
+		}
+		if (info.has_world_size && (info.world_size < 1 || info.world_size > INT_MAX)) {
+			problem(&c, "distributedInfo.world_size: %lld is out of range (expected 1..%d)", info.world_size,
+				INT_MAX);
+			ti.has_world_size = 0;
+		}
+		st = fl_trace_end(&t, &ti);
+	}
+	if (!st) {
 		check_top(&c, &info);
 		check_events(&c, &ec);
 		check_nesting(&c, &t);

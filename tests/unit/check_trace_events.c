@@ -272,8 +272,8 @@ START_TEST(test_validate_problems)
 		"  top level: 'displayTimeUnit' comes after traceEvents; expected metadata before it\n"
 		"  top level: 'baseTimeNanoseconds' comes after traceEvents; expected metadata before it\n"
 		"  distributedInfo: expected the rank written as \"rank\": N (with a space; HTA reads it with a regex)\n"
-		"  traceEvents[2].tid: missing on an X event\n"
-		"  traceEvents[3].dur: negative (-1)\n"
+		"  traceEvents[2].tid at byte 288: missing on an X event\n"
+		"  traceEvents[3].dur at byte 365: negative (-1)\n"
 		"  traceEvents: no thread_name metadata; expected every row named\n"
 		"  'a' at ts 5.000 overlaps 'ProfilerStep#1' at ts 0.000 without nesting in it\n";
 	ck_assert_str_eq(rep.buf, want);
