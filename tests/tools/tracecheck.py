@@ -452,17 +452,17 @@ def emu(out):
         return kc <= starts and kc <= ends
     names = os.listdir(out)
     if any(n.startswith("ddp-run-a.rank-") for n in names):
-        rs = ranks(out, "ddp-healthy")
+        rs = ranks(out, "ddp-run-a")
         ov = [t.overlap_pct() for t in rs]
         check(len(rs) >= 2 and all(flows_ok(t) for t in rs), "ddp-healthy: %d ranks, every kernel has its launch flow" % len(rs))
         check(median(ov) >= 50, "ddp-healthy: comm/compute overlap median over ranks %.1f%% >= 50%% (per rank %s)"
               % (median(ov), ["%.0f" % x for x in ov]))
     if any(n.startswith("ddp-run-e.rank-") for n in names):
-        rs = ranks(out, "ddp-unoverlapped")
+        rs = ranks(out, "ddp-run-e")
         ov = [t.overlap_pct() for t in rs]
         check(max(ov) < 10, "ddp-unoverlapped: overlap %s%% < 10%% on every rank" % ["%.1f" % x for x in ov])
     if any(n.startswith("ddp-run-d.rank-") for n in names):
-        rs = ranks(out, "straggler")
+        rs = ranks(out, "ddp-run-d")
         slow = int(os.environ.get("FL_STRAGGLER_RANK", "1"))
         comp = {t.rank: median(t.per_step(t.compute)) for t in rs}
         comm = {t.rank: median(t.per_step(t.comm)) for t in rs}
@@ -588,7 +588,7 @@ def multirank(out):
               "backward straggler: the others wait longer in the all-reduce (ms/step %s, culprit %d)"
               % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow))
     if cb_spread is not None and any(n.startswith("ddp-run-d.rank-") for n in names):
-        rs = ranks(out, "straggler")
+        rs = ranks(out, "ddp-run-d")
         st_spread = spread({r.rank: median(r.per_step(r.comm)) for r in rs})
         st_comp = spread({r.rank: median(r.per_step(r.compute)) for r in rs})
         check(st_spread >= max(0.2, 3 * cb_spread),
