@@ -6,6 +6,7 @@
 # usage: fuzz_smoke.sh FAULTLINE_BINARY SOURCE_DIR
 set -u
 SRC=${2:?source dir}
+if [ -n "${FL_SKIP:-}" ]; then echo "skipped: $FL_SKIP"; exit 77; fi
 if ! command -v clang >/dev/null && ! command -v clang-14 >/dev/null; then
 	echo "clang (libFuzzer) not found: skipped" >&2
 	exit 77
