@@ -26,6 +26,8 @@
 #define DVFS_RATIO 1.3        /* compute per step, last third against the first third */
 #define DVFS_RISING 0.75      /* share of consecutive steps that get slower */
 #define DVFS_OPS 1.15         /* op count per step stays within this ratio */
+#define DVFS_STEP_RATIO 1.1   /* the step time rises with it, last third against the first */
+#define DVFS_COMP_SHARE 0.2   /* compute at least this share of the run's step time */
 #define STORM_TINY_B 64.0     /* = STORM_TINY (diagnose_rules.c) */
 
 static double med_i(const int *v, int n)
@@ -113,8 +115,8 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		return;
 	}
 	/* the span that fills the excess in every long step */
-	const struct dg_span *best = NULL;
-	for (int q = 0; q < t->n_spans && !best; q++) {
+	const struct dg_span *best = NULL; /* the innermost: the shortest that fills it */
+	for (int q = 0; q < t->n_spans; q++) {
 		const struct dg_span *sp = &t->spans[q];
 		int ok = 1;
 		for (int i = 0; i < nl && ok; i++) {
@@ -122,7 +124,7 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 			double excess = t->steps[k].dur - p50;
 			ok = sp->n_nested[k] >= RECOMP_NESTED && sp->dur[k] >= RECOMP_FILL * excess;
 		}
-		if (ok)
+		if (ok && (!best || sp->dur[L[0]] < best->dur[L[0]]))
 			best = sp;
 	}
 	if (!best) {
@@ -380,8 +382,20 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	for (int k = 1; k < n; k++)
 		rising += v[k] > v[k - 1];
 	double ratio = first > 0 ? last / first : 0;
+	/* the steps get slower with it, and the compute is a real part of them */
+	double sfirst = 0, slast = 0, dur = 0, comp = 0;
+	for (int k = 0; k < third; k++) {
+		sfirst += t->steps[k].dur / third;
+		slast += t->steps[n - 1 - k].dur / third;
+	}
+	for (int k = 0; k < n; k++) {
+		dur += t->steps[k].dur;
+		comp += v[k];
+	}
 	free(v);
-	if (ratio < DVFS_RATIO || rising < DVFS_RISING * (n - 1) || (mn > 0 && mx > DVFS_OPS * mn))
+	double sratio = sfirst > 0 ? slast / sfirst : 0, cshare = dur > 0 ? comp / dur : 0;
+	if (ratio < DVFS_RATIO || rising < DVFS_RISING * (n - 1) || (mn > 0 && mx > DVFS_OPS * mn) ||
+	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE)
 		return;
 	struct dg_finding *f = dg_add(fs, "dvfs_throttle", "power_thermal", dg_ramp(ratio, DVFS_RATIO, 2.5));
 	f->lost_us = (last - first) / 2;
@@ -398,6 +412,8 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	dg_addn(f->evidence, "drift_last_to_first", ratio);
 	dg_addn(f->evidence, "first_third_ms", first / 1000);
 	dg_addn(f->evidence, "last_third_ms", last / 1000);
+	dg_addn(f->evidence, "step_time_last_to_first", sratio);
+	dg_addn(f->evidence, "compute_share_of_steps", cshare);
 	cJSON_AddNumberToObject(f->evidence, "rising_steps", rising);
 	cJSON_AddNumberToObject(f->evidence, "ops_min", mn);
 	cJSON_AddNumberToObject(f->evidence, "ops_max", mx);
