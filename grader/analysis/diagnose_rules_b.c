@@ -19,6 +19,8 @@
 #define OPT_AFTER 0.6         /* ... with this share of the other launches before it (after backward) */
 #define LAUNCH_RATIO 2.0      /* median launch call against the median compute kernel */
 #define LAUNCH_SHARE 0.3      /* time in launch calls, share of the step */
+#define LAUNCH_SLOW_US 20.0   /* or a launch call this long (CUDA's own: 2-5 us) */
+#define LAUNCH_SLOW_SHARE 0.05 /* ... taking this share of the step */
 #define ALLOC_SHARE 0.05      /* time in allocation calls, share of the step */
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
@@ -253,19 +255,25 @@ static void rule_launch(const struct dg_trace *t, struct dg_findings *fs)
 		return;
 	double share = med_step(t, f_launch_share), nl = med_step(t, f_launch_n);
 	double ratio = t->launch_med_us / t->kern_med_us;
-	if (nl < 1 || ratio < LAUNCH_RATIO || share < LAUNCH_SHARE)
+	/* kernels shorter than their launches, bounding the step; or a launch
+	 * call many times its normal cost (a few us) costing a real share */
+	int shorter = ratio >= LAUNCH_RATIO && share >= LAUNCH_SHARE;
+	int slow = t->launch_med_us >= LAUNCH_SLOW_US && share >= LAUNCH_SLOW_SHARE;
+	if (nl < 1 || (!shorter && !slow))
 		return;
-	struct dg_finding *f = dg_add(fs, "launch_bound", "cuda_graphs", dg_ramp(share, LAUNCH_SHARE, 0.8));
+	double score = shorter ? dg_ramp(share, LAUNCH_SHARE, 0.8) : dg_ramp(share, LAUNCH_SLOW_SHARE, LAUNCH_SHARE);
+	struct dg_finding *f = dg_add(fs, "launch_bound", "cuda_graphs", score);
 	double p50 = dg_step_p50(t);
 	f->lost_us = share * p50;
 	snprintf(f->summary, sizeof f->summary,
 		 "%.0f launches per step take %.0f%% of step time; a launch call takes %.1f us (median), the kernel it "
-		 "launches %.1f us (%.0fx shorter); the op count is normal (%.0f ops per step)",
+		 "launches %.1f us (launch / kernel %.1fx); the op count is normal (%.0f ops per step)",
 		 nl, 100 * share, t->launch_med_us, t->kern_med_us, ratio, med_step(t, f_ops));
 	snprintf(f->confirm, sizeof f->confirm,
-		 "kernels are shorter than their launches (%.1f us vs %.1f us) with a normal op count: the host's launch "
-		 "path, not the number of ops, bounds the step",
-		 t->kern_med_us, t->launch_med_us);
+		 "%s (kernel %.1f us, launch %.1f us) with a normal op count: the host's launch path, not the number of "
+		 "ops, costs %.0f%% of the step",
+		 shorter ? "kernels are shorter than their launches" : "each launch costs many times a normal launch",
+		 t->kern_med_us, t->launch_med_us, 100 * share);
 	snprintf(f->fix_how, sizeof f->fix_how, "CUDA graphs: capture the step once and replay it with one launch");
 	dg_addn(f->evidence, "launches_per_step", nl);
 	dg_addn(f->evidence, "launch_share_of_step", share);
