@@ -25,8 +25,8 @@
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
 #define CAST_MIN 2.0          /* cast kernels per step */
-#define DVFS_RATIO 1.3        /* compute per step, last third against the first third */
-#define DVFS_RISING 0.75      /* share of consecutive steps that get slower */
+#define DVFS_RATIO 1.3        /* compute per step, fitted last step against the fitted first */
+#define DVFS_TAU 0.4          /* Kendall's tau of compute over the steps at least */
 #define DVFS_OPS 1.15         /* op count per step stays within this ratio */
 #define DVFS_STEP_RATIO 1.1   /* the step time rises with it, last third against the first */
 #define DVFS_COMP_SHARE 0.2   /* compute at least this share of the run's step time */
@@ -363,66 +363,88 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 	cJSON_AddNumberToObject(f->evidence, "steps", n);
 }
 
+/* A robust trend over the steps: Theil-Sen (the median of the pairwise
+ * slopes, then the median intercept), as the fitted last step over the
+ * fitted first; and Kendall's tau (concordant minus discordant pairs, over
+ * the pairs). A spike in one or two steps moves neither. */
+static void trend(const double *v, int n, double *ratio, double *tau)
+{
+	int np = n * (n - 1) / 2, m = 0, c = 0;
+	*ratio = *tau = 0;
+	if (n < 2)
+		return;
+	double *sl = calloc((size_t)np + 1, sizeof(double)), *r = malloc(sizeof(double) * (size_t)n);
+	if (!sl || !r)
+		abort();
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++) {
+			sl[m++] = (v[b] - v[a]) / (b - a);
+			c += v[b] > v[a] ? 1 : v[b] < v[a] ? -1 : 0;
+		}
+	double slope = dg_median(sl, m);
+	for (int k = 0; k < n; k++)
+		r[k] = v[k] - slope * k;
+	double b0 = dg_median(r, n), b1 = b0 + slope * (n - 1), lo = v[0];
+	for (int k = 1; k < n; k++)
+		lo = v[k] < lo ? v[k] : lo;
+	if (b0 < lo) /* a fit below every step: the smallest step instead */
+		b0 = lo;
+	*ratio = b0 > 0 ? b1 / b0 : (b1 > 0 ? INFINITY : 0);
+	*tau = np ? (double)c / np : 0;
+	free(sl);
+	free(r);
+}
+
 /* dvfs_throttle: the same ops, steadily slower: compute per step (device
- * kernels, else outermost ops) rising step after step */
+ * kernels, else outermost ops) trending up over the run */
 static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 {
 	int n = t->n_steps;
 	if (n < 4)
 		return;
-	double *v = malloc(sizeof(double) * (size_t)n);
-	if (!v)
+	double *v = malloc(sizeof(double) * (size_t)n), *sd = malloc(sizeof(double) * (size_t)n);
+	if (!v || !sd)
 		abort();
 	int mn = -1, mx = -1;
+	double dur = 0, comp = 0;
 	for (int k = 0; k < n; k++) {
 		v[k] = t->has_device ? t->steps[k].comp_us : t->steps[k].top_us;
+		sd[k] = t->steps[k].dur;
+		dur += sd[k];
+		comp += v[k];
 		if (mn < 0 || t->steps[k].n_ops < mn)
 			mn = t->steps[k].n_ops;
 		if (t->steps[k].n_ops > mx)
 			mx = t->steps[k].n_ops;
 	}
-	int third = n / 3 > 0 ? n / 3 : 1, rising = 0;
-	double first = 0, last = 0;
-	for (int k = 0; k < third; k++) {
-		first += v[k] / third;
-		last += v[n - 1 - k] / third;
-	}
-	for (int k = 1; k < n; k++)
-		rising += v[k] > v[k - 1];
-	double ratio = first > 0 ? last / first : 0;
-	/* the steps get slower with it, and the compute is a real part of them */
-	double sfirst = 0, slast = 0, dur = 0, comp = 0;
-	for (int k = 0; k < third; k++) {
-		sfirst += t->steps[k].dur / third;
-		slast += t->steps[n - 1 - k].dur / third;
-	}
-	for (int k = 0; k < n; k++) {
-		dur += t->steps[k].dur;
-		comp += v[k];
-	}
+	double ratio, tau, sratio, stau;
+	trend(v, n, &ratio, &tau);
+	trend(sd, n, &sratio, &stau);
+	double first = v[0], last = v[n - 1];
 	free(v);
-	double sratio = sfirst > 0 ? slast / sfirst : 0, cshare = dur > 0 ? comp / dur : 0;
-	if (ratio < DVFS_RATIO || rising < DVFS_RISING * (n - 1) || (mn > 0 && mx > DVFS_OPS * mn) ||
+	free(sd);
+	double cshare = dur > 0 ? comp / dur : 0;
+	if (!isfinite(ratio) || ratio < DVFS_RATIO || tau < DVFS_TAU || (mn > 0 && mx > DVFS_OPS * mn) ||
 	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE)
 		return;
 	struct dg_finding *f = dg_add(fs, "dvfs_throttle", "power_thermal", dg_ramp(ratio, DVFS_RATIO, 2.5));
-	f->lost_us = (last - first) / 2;
+	f->lost_us = 0;
 	const char *what = t->has_device ? "compute kernel time" : "op time";
 	snprintf(f->summary, sizeof f->summary,
-		 "%s per step rises %.2fx from the first to the last third of the run, slower in %d of %d consecutive "
-		 "steps, with the same ops (%d-%d per step)",
-		 what, ratio, rising, n - 1, mn, mx);
+		 "%s per step trends up %.2fx from the first to the last step (robust fit; Kendall's tau %.2f), with "
+		 "the same ops (%d-%d per step); %.3f ms -> %.3f ms measured",
+		 what, ratio, tau, mn, mx, first / 1000, last / 1000);
 	snprintf(f->confirm, sizeof f->confirm,
-		 "per-step %s drifts up %.2fx, last vs first steps, with no new ops and no new gaps: the device clock drops",
+		 "per-step %s drifts up %.2fx, last vs first step, with no new ops and no new gaps: the device clock drops",
 		 what, ratio);
 	snprintf(f->fix_how, sizeof f->fix_how,
 		 "power and cooling: check throttle reasons, the power limit and cooling; lock clocks");
 	dg_addn(f->evidence, "drift_last_to_first", ratio);
-	dg_addn(f->evidence, "first_third_ms", first / 1000);
-	dg_addn(f->evidence, "last_third_ms", last / 1000);
+	dg_addn(f->evidence, "kendall_tau", tau);
+	dg_addn(f->evidence, "first_step_ms", first / 1000);
+	dg_addn(f->evidence, "last_step_ms", last / 1000);
 	dg_addn(f->evidence, "step_time_last_to_first", sratio);
 	dg_addn(f->evidence, "compute_share_of_steps", cshare);
-	cJSON_AddNumberToObject(f->evidence, "rising_steps", rising);
 	cJSON_AddNumberToObject(f->evidence, "ops_min", mn);
 	cJSON_AddNumberToObject(f->evidence, "ops_max", mx);
 }
