@@ -503,7 +503,13 @@ static void build(struct dg_trace *t)
 				if (e->ts >= top_end) {
 					s->n_top++;
 					s->top_us += ee - e->ts;
-					if (e->end - e->ts < TINY_OP_US) {
+					/* tiny by its own work: less the launch calls under it
+					 * (a slow launch path must not hide a storm) */
+					double own = e->end - e->ts;
+					for (size_t r = q + 1; r < j && t->ev[r].ts < e->end; r++)
+						if (t->ev[r].kind == DG_RT && (t->ev[r].rtf & DG_RT_LAUNCH))
+							own -= t->ev[r].end - t->ev[r].ts;
+					if (own < TINY_OP_US) {
 						s->n_tiny++;
 						s->tiny_us += e->end - e->ts;
 						if (e->name < n_names)

@@ -20,7 +20,7 @@
 #define LAUNCH_RATIO 2.0      /* median launch call against the median compute kernel */
 #define LAUNCH_SHARE 0.3      /* time in launch calls, share of the step */
 #define LAUNCH_SLOW_US 20.0   /* or a launch call this long (CUDA's own: 2-5 us) */
-#define LAUNCH_SLOW_SHARE 0.05 /* ... taking this share of the step */
+#define LAUNCH_SLOW_SHARE 0.02 /* ... taking this share of the step */
 #define ALLOC_SHARE 0.05      /* time in allocation calls, share of the step */
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
@@ -57,7 +57,6 @@ static double med_step(const struct dg_trace *t, double (*f)(const struct dg_ste
 	return m;
 }
 
-static double f_launch_share(const struct dg_step *s) { return s->dur > 0 ? s->launch_us / s->dur : 0; }
 static double f_alloc_share(const struct dg_step *s) { return s->dur > 0 ? s->alloc_us / s->dur : 0; }
 static double f_alloc_n(const struct dg_step *s) { return s->n_alloc; }
 static double f_alloc_us(const struct dg_step *s) { return s->alloc_us; }
@@ -116,23 +115,43 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		free(L);
 		return;
 	}
-	/* the span that fills the excess in every long step */
-	const struct dg_span *best = NULL; /* the innermost: the shortest that fills it */
+	/* the span that fills the excess of the long steps with nested timings
+	 * (a long step without it is load, not a compile); the innermost of
+	 * those that explain the most steps */
+	const struct dg_span *best = NULL;
+	int bestn = 0;
+	int *K = malloc(sizeof(int) * (size_t)n);
+	if (!K)
+		abort();
 	for (int q = 0; q < t->n_spans; q++) {
 		const struct dg_span *sp = &t->spans[q];
-		int ok = 1;
-		for (int i = 0; i < nl && ok; i++) {
+		int c = 0;
+		for (int i = 0; i < nl; i++) {
 			int k = L[i];
 			double excess = t->steps[k].dur - p50;
-			ok = sp->n_nested[k] >= RECOMP_NESTED && sp->dur[k] >= RECOMP_FILL * excess;
+			c += sp->n_nested[k] >= RECOMP_NESTED && sp->dur[k] >= RECOMP_FILL * excess;
 		}
-		if (ok && (!best || sp->dur[L[0]] < best->dur[L[0]]))
+		if (c > bestn || (c == bestn && c > 0 && sp->dur[L[0]] < best->dur[L[0]])) {
 			best = sp;
+			bestn = c;
+		}
 	}
 	if (!best) {
 		free(L);
+		free(K);
 		return;
 	}
+	{
+		int m = 0;
+		for (int i = 0; i < nl; i++) {
+			int k = L[i];
+			if (best->n_nested[k] >= RECOMP_NESTED && best->dur[k] >= RECOMP_FILL * (t->steps[k].dur - p50))
+				K[m++] = k;
+		}
+		memcpy(L, K, sizeof(int) * (size_t)m);
+		nl = m;
+	}
+	free(K);
 	double longest = 0, span_ms = 0;
 	int nested = 0;
 	for (int i = 0; i < nl; i++) {
@@ -171,6 +190,24 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 	cJSON_AddNumberToObject(f->evidence, "long_steps", nl);
 	cJSON_AddNumberToObject(f->evidence, "steps", n);
 	dg_addn(f->evidence, "step_p50_ms", p50 / 1000);
+	/* a periodic finding in the compile steps only is the compile's nested
+	 * timings, not a pause of its own */
+	for (size_t x = 0; x < fs->n;) {
+		struct dg_finding *g = &fs->f[x];
+		int inside = (!strcmp(g->family, "gc_pause") || !strcmp(g->family, "periodic_host_stall")) && g->steps;
+		cJSON *it;
+		cJSON_ArrayForEach(it, g->steps)
+		{
+			int hit = 0;
+			for (int i = 0; i < nl; i++)
+				hit |= t->steps[L[i]].no == (int)it->valuedouble;
+			inside &= hit;
+		}
+		if (inside && cJSON_GetArraySize(g->steps) > 0)
+			drop(fs, g);
+		else
+			x++;
+	}
 	free(L);
 }
 
@@ -251,13 +288,28 @@ static void rule_optimizer(const struct dg_trace *t, struct dg_findings *fs)
  * calls, with the op count normal (no op storm) */
 static void rule_launch(const struct dg_trace *t, struct dg_findings *fs)
 {
-	if (!t->has_device || t->n_steps < 1 || t->kern_med_us <= 0 || find(fs, "op_storm"))
+	int n = t->n_steps;
+	if (!t->has_device || n < 1 || t->kern_med_us <= 0)
 		return;
-	double share = med_step(t, f_launch_share), nl = med_step(t, f_launch_n);
+	/* the share of the step less its longest span wait (a stall or a
+	 * starving loader elsewhere must not hide the launches) */
+	double *sh = malloc(sizeof(double) * (size_t)n);
+	if (!sh)
+		abort();
+	for (int k = 0; k < n; k++) {
+		double w = 0;
+		for (int q = 0; q < t->n_spans; q++)
+			if (t->spans[q].gap[k] > w)
+				w = t->spans[q].gap[k];
+		double d = t->steps[k].dur - w;
+		sh[k] = d > 0 ? t->steps[k].launch_us / d : 0;
+	}
+	double share = dg_median(sh, n), nl = med_step(t, f_launch_n);
+	free(sh);
 	double ratio = t->launch_med_us / t->kern_med_us;
 	/* kernels shorter than their launches, bounding the step; or a launch
 	 * call many times its normal cost (a few us) costing a real share */
-	int shorter = ratio >= LAUNCH_RATIO && share >= LAUNCH_SHARE;
+	int shorter = ratio >= LAUNCH_RATIO && share >= LAUNCH_SHARE && !find(fs, "op_storm");
 	int slow = t->launch_med_us >= LAUNCH_SLOW_US && share >= LAUNCH_SLOW_SHARE;
 	if (nl < 1 || (!shorter && !slow))
 		return;
