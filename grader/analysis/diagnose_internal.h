@@ -35,6 +35,7 @@ enum dg_kind {
 /* cpu_op flags (in rtf) */
 #define DG_OP_ALLOC 1u /* ::empty / ::empty_strided */
 #define DG_OP_COPY 2u  /* ::copy_ / ::_to_copy */
+#define DG_OP_CONV 4u  /* ::_to_copy (a dtype or device conversion) */
 
 struct dg_ev {
 	double ts, end; /* µs */
@@ -61,6 +62,7 @@ struct dg_step {
 	int n_h2d_block;          /* blocking cudaMemcpy with a host-to-device copy under it */
 	double h2d_block_us, h2d_first_pos; /* time in them; first one's start, share of the step */
 	int n_cast;               /* dtype cast kernels in the step's device window */
+	int n_conv;               /* conversion ops of 5 us or more (the host's casts) */
 };
 
 /* A span name's per-step figures (steps in order). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define TINY_OP_US 50.0
+#define CONV_OP_US 5.0 /* a conversion op this long converts a tensor, not a scalar */
 #define ALLOC_OP_US 200.0 /* an allocation op this long maps and touches fresh memory */
 
 struct cats {
@@ -117,6 +118,8 @@ static void classify_name(struct read_ctx *c, uint32_t id)
 		o |= DG_OP_ALLOC;
 	if (!strcmp(base, "copy_") || !strcmp(base, "_to_copy"))
 		o |= DG_OP_COPY;
+	if (!strcmp(base, "_to_copy"))
+		o |= DG_OP_CONV;
 	c->devf[id] = d;
 	c->opf[id] = o;
 }
@@ -500,6 +503,8 @@ static void build(struct dg_trace *t)
 			double ee = e->end < hi ? e->end : hi;
 			if (e->kind == DG_OP) {
 				s->n_ops++;
+				if ((e->rtf & DG_OP_CONV) && e->end - e->ts >= CONV_OP_US)
+					s->n_conv++;
 				if (e->ts >= top_end) {
 					s->n_top++;
 					s->top_us += ee - e->ts;

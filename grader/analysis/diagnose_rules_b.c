@@ -65,6 +65,7 @@ static double f_h2d_n(const struct dg_step *s) { return s->n_h2d_block; }
 static double f_h2d_us(const struct dg_step *s) { return s->h2d_block_us; }
 static double f_h2d_pos(const struct dg_step *s) { return s->n_h2d_block ? s->h2d_first_pos : 1; }
 static double f_cast(const struct dg_step *s) { return s->n_cast; }
+static double f_conv(const struct dg_step *s) { return s->n_conv; }
 static double f_launch_n(const struct dg_step *s) { return s->n_launch; }
 static double f_ops(const struct dg_step *s) { return s->n_ops; }
 
@@ -395,24 +396,28 @@ static void rule_h2d(const struct dg_trace *t, struct dg_findings *fs)
 	cJSON_AddNumberToObject(f->evidence, "steps", n);
 }
 
-/* dtype_casts: cast kernels in every step */
+/* dtype_casts: cast kernels in every step (without device rows: conversion
+ * ops that convert a tensor, 5 us or more) */
 static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 {
 	int n = t->n_steps;
-	if (n < 1 || !t->has_device)
+	if (n < 1)
 		return;
-	int with = steps_with(t, f_cast, CAST_MIN);
+	double (*f)(const struct dg_step *) = t->has_device ? f_cast : f_conv;
+	int with = steps_with(t, f, CAST_MIN);
 	if (with < EVERY_STEP * n)
 		return;
-	double k = med_step(t, f_cast);
-	struct dg_finding *f = dg_add(fs, "dtype_casts", "autocast_scope", dg_ramp(k, CAST_MIN, 8));
-	snprintf(f->summary, sizeof f->summary, "%.0f dtype cast kernels per step, in %d of %d steps", k, with, n);
-	snprintf(f->confirm, sizeof f->confirm,
-		 "casts per step: %.0f cast kernels (to half and back) bracketing the matmuls in every step", k);
-	snprintf(f->fix_how, sizeof f->fix_how, "one autocast region over the forward, or one dtype throughout");
-	dg_addn(f->evidence, "casts_per_step", k);
-	cJSON_AddNumberToObject(f->evidence, "steps_with_casts", with);
-	cJSON_AddNumberToObject(f->evidence, "steps", n);
+	double k = med_step(t, f);
+	const char *what = t->has_device ? "dtype cast kernels" : "tensor conversion ops (_to_copy, 5 us or more)";
+	struct dg_finding *fd = dg_add(fs, "dtype_casts", "autocast_scope", dg_ramp(k, CAST_MIN, 8));
+	snprintf(fd->summary, sizeof fd->summary, "%.0f %s per step, in %d of %d steps", k, what, with, n);
+	snprintf(fd->confirm, sizeof fd->confirm,
+		 "casts per step: %.0f %s (to half and back) bracketing the matmuls in every step", k, what);
+	snprintf(fd->fix_how, sizeof fd->fix_how, "one autocast region over the forward, or one dtype throughout");
+	dg_addn(fd->evidence, "casts_per_step", k);
+	cJSON_AddStringToObject(fd->evidence, "counted", t->has_device ? "cast kernels" : "conversion ops");
+	cJSON_AddNumberToObject(fd->evidence, "steps_with_casts", with);
+	cJSON_AddNumberToObject(fd->evidence, "steps", n);
 }
 
 /* A robust trend over the steps: Theil-Sen (the median of the pairwise
