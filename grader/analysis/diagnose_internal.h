@@ -61,6 +61,7 @@ struct dg_step {
 	double alloc_us;          /* time in them */
 	int n_h2d_block;          /* blocking cudaMemcpy with a host-to-device copy under it */
 	double h2d_block_us, h2d_first_pos; /* time in them; first one's start, share of the step */
+	double launch_first_pos;  /* the step's first launch, share of the step (1 when none) */
 	int n_cast;               /* dtype cast kernels in the step's device window */
 	int n_conv;               /* conversion ops of 5 us or more (the host's casts) */
 };

@@ -488,6 +488,7 @@ static void build(struct dg_trace *t)
 		s->comm_us = ivs_len(&comm, lo, dhi);
 		s->comm_overlap_us = ivs_inter(&comp, &comm, lo, dhi);
 		s->n_cast = (int)(count_in(&cast, lo, dhi));
+		s->launch_first_pos = 1;
 		while (i < m1 && t->ev[i].ts < lo)
 			i++;
 		size_t j = i;
@@ -533,6 +534,8 @@ static void build(struct dg_trace *t)
 				}
 			}
 			if (e->kind == DG_RT && (e->rtf & DG_RT_LAUNCH)) {
+				if (!s->n_launch)
+					s->launch_first_pos = s->dur > 0 ? (e->ts - lo) / s->dur : 0;
 				s->n_launch++;
 				s->launch_us += e->end - e->ts;
 				ivs_add(&ldur, e->end - e->ts, 0);

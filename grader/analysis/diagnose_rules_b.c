@@ -26,7 +26,8 @@
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
 #define CAST_MIN 2.0          /* cast kernels per step */
 #define DVFS_RATIO 1.3        /* compute per step, fitted last step against the fitted first */
-#define DVFS_TAU 0.4          /* Kendall's tau of compute over the steps at least */
+#define DVFS_TAU 0.5          /* Kendall's tau of compute over the steps at least */
+#define DVFS_THIRDS 1.15      /* each third's mean compute over the one before */
 #define DVFS_OPS 1.15         /* op count per step stays within this ratio */
 #define DVFS_STEP_RATIO 1.1   /* the step time rises with it, last third against the first */
 #define DVFS_COMP_SHARE 0.2   /* compute at least this share of the run's step time */
@@ -65,6 +66,7 @@ static double f_h2d_n(const struct dg_step *s) { return s->n_h2d_block; }
 static double f_h2d_us(const struct dg_step *s) { return s->h2d_block_us; }
 static double f_h2d_pos(const struct dg_step *s) { return s->n_h2d_block ? s->h2d_first_pos : 1; }
 static double f_cast(const struct dg_step *s) { return s->n_cast; }
+static double f_launch_pos(const struct dg_step *s) { return s->launch_first_pos; }
 static double f_conv(const struct dg_step *s) { return s->n_conv; }
 static double f_launch_n(const struct dg_step *s) { return s->n_launch; }
 static double f_ops(const struct dg_step *s) { return s->n_ops; }
@@ -373,8 +375,10 @@ static void rule_h2d(const struct dg_trace *t, struct dg_findings *fs)
 	if (n < 1 || !t->has_device)
 		return;
 	int with = steps_with(t, f_h2d_n, 1);
-	double pos = med_step(t, f_h2d_pos);
-	if (with < EVERY_STEP * n || pos > H2D_START)
+	/* at the step's start: before its first launch, or in its first half
+	 * (a loader waiting before it moves the copy later in the step) */
+	double pos = med_step(t, f_h2d_pos), first_launch = med_step(t, f_launch_pos);
+	if (with < EVERY_STEP * n || (pos > H2D_START && pos > first_launch))
 		return;
 	double k = med_step(t, f_h2d_n), us = med_step(t, f_h2d_us), share = med_step(t, f_h2d_share);
 	struct dg_finding *f = dg_add(fs, "blocking_h2d", "pinned_async_copy", dg_ramp(share, 0, 0.1));
@@ -478,11 +482,17 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	trend(v, n, &ratio, &tau);
 	trend(sd, n, &sratio, &stau);
 	double first = v[0], last = v[n - 1];
+	/* a ramp rises through the run: the middle third above the first and
+	 * the last above the middle, by their medians (a load that doubles once
+	 * is a step, not a ramp) */
+	int third = n / 3 > 0 ? n / 3 : 1;
+	double m1 = dg_median(v, third), m2 = dg_median(v + third, n - 2 * third), m3 = dg_median(v + n - third, third);
+	double rise1 = m1 > 0 ? m2 / m1 : 0, rise2 = m2 > 0 ? m3 / m2 : 0;
 	free(v);
 	free(sd);
 	double cshare = dur > 0 ? comp / dur : 0;
 	if (!isfinite(ratio) || ratio < DVFS_RATIO || tau < DVFS_TAU || (mn > 0 && mx > DVFS_OPS * mn) ||
-	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE)
+	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE || rise1 < DVFS_THIRDS || rise2 < DVFS_THIRDS)
 		return;
 	struct dg_finding *f = dg_add(fs, "dvfs_throttle", "power_thermal", dg_ramp(ratio, DVFS_RATIO, 2.5));
 	f->lost_us = 0;
@@ -498,6 +508,8 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 		 "power and cooling: check throttle reasons, the power limit and cooling; lock clocks");
 	dg_addn(f->evidence, "drift_last_to_first", ratio);
 	dg_addn(f->evidence, "kendall_tau", tau);
+	dg_addn(f->evidence, "middle_to_first_third", rise1);
+	dg_addn(f->evidence, "last_to_middle_third", rise2);
 	dg_addn(f->evidence, "first_step_ms", first / 1000);
 	dg_addn(f->evidence, "last_step_ms", last / 1000);
 	dg_addn(f->evidence, "step_time_last_to_first", sratio);

@@ -124,6 +124,25 @@ python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); l=' '.join(d['limits'])
 assert 'no ProfilerStep' in l and 'no device rows' in l, l" "$TMP/nosteps.diag" && pass "no steps, no device rows: listed under limits" || fail "limits"
 
+# the grader: a rubric's diagnosis: reference (is the exercise fair?), and
+# grade --reveal's worked answer
+ss="$TMP/sync-stall"
+cat >"$TMP/fair.rubric.json" <<'EOF'
+{"schema": "faultline.rubric/1", "name": "fair", "title": "fairness", "scenarios": ["sync-stall"],
+ "questions": [
+  {"id": "diagnosed", "prompt": "Which family does the trace alone show?", "points": 1, "kind": "choice",
+   "vocabulary": "families", "keys": ["diagnosed_family"], "expected": "diagnosis:findings[0].family"},
+  {"id": "injected", "prompt": "Which family was injected?", "points": 1, "kind": "choice",
+   "vocabulary": "families", "keys": ["injected_family"], "expected": "truth:answer_key.families[0]"}]}
+EOF
+echo '{"diagnosed": "sync stall", "injected": "sync_stall"}' >"$TMP/fair.answer.json"
+sst=$(ls "$ss"/*.truth.json)
+expect_exit 0 "grade: a diagnosis: reference" -- "$FL" grade --truth "$sst" --answer "$TMP/fair.answer.json" --rubric "$TMP/fair.rubric.json"
+grep -q "2 / 2 points" "$TMP/.stdout" && pass "diagnosis:findings[0].family is the injected family" || fail "diagnosis: reference"
+grep -q "worked answer" "$TMP/.stdout" && fail "worked answer shown without --reveal" || pass "no worked answer without --reveal"
+expect_exit 0 "grade --reveal" -- "$FL" grade --truth "$sst" --answer "$TMP/fair.answer.json" --rubric "$TMP/fair.rubric.json" --reveal
+grep -q "worked answer" "$TMP/.stdout" && grep -q "^1. sync_stall" "$TMP/.stdout" && pass "--reveal: the diagnosis' evidence as the worked answer" || fail "--reveal worked answer"
+
 expect_exit 2 "a missing trace" -- "$FL" diagnose "$TMP/none.json.gz"
 expect_err_has "none.json.gz" "the error names the file"
 expect_exit 2 "no trace" -- "$FL" diagnose
