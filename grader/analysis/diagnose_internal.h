@@ -64,6 +64,7 @@ struct dg_step {
 	double launch_first_pos;  /* the step's first launch, share of the step (1 when none) */
 	int n_cast;               /* dtype cast kernels in the step's device window */
 	int n_conv;               /* conversion ops of 5 us or more (the host's casts) */
+	double cast_us, conv_us;  /* time in cast kernels, in those ops */
 };
 
 /* A span name's per-step figures (steps in order). */

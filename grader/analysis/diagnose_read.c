@@ -425,7 +425,7 @@ static void build(struct dg_trace *t)
 			if (d[i].kind == DG_KMEM && (d[i].rtf & DG_DEV_H2D))
 				ivs_add(&h2d, d[i].ts, d[i].ts);
 			if (d[i].rtf & DG_DEV_CAST)
-				ivs_add(&cast, d[i].ts, d[i].ts);
+				ivs_add(&cast, d[i].ts, d[i].end);
 			if (d[i].kind == DG_KCOMP)
 				ivs_add(&kdur, d[i].end - d[i].ts, 0);
 			ivs_add(&all, d[i].ts, d[i].end);
@@ -488,6 +488,9 @@ static void build(struct dg_trace *t)
 		s->comm_us = ivs_len(&comm, lo, dhi);
 		s->comm_overlap_us = ivs_inter(&comp, &comm, lo, dhi);
 		s->n_cast = (int)(count_in(&cast, lo, dhi));
+		for (size_t q = 0; q < cast.n; q++) /* starts sorted: the ones in the window */
+			if (cast.a[q] >= lo && cast.a[q] <= dhi)
+				s->cast_us += cast.b[q] - cast.a[q];
 		s->launch_first_pos = 1;
 		while (i < m1 && t->ev[i].ts < lo)
 			i++;
@@ -504,8 +507,10 @@ static void build(struct dg_trace *t)
 			double ee = e->end < hi ? e->end : hi;
 			if (e->kind == DG_OP) {
 				s->n_ops++;
-				if ((e->rtf & DG_OP_CONV) && e->end - e->ts >= CONV_OP_US)
+				if ((e->rtf & DG_OP_CONV) && e->end - e->ts >= CONV_OP_US) {
 					s->n_conv++;
+					s->conv_us += e->end - e->ts;
+				}
 				if (e->ts >= top_end) {
 					s->n_top++;
 					s->top_us += ee - e->ts;

@@ -68,6 +68,8 @@ static double f_h2d_pos(const struct dg_step *s) { return s->n_h2d_block ? s->h2
 static double f_cast(const struct dg_step *s) { return s->n_cast; }
 static double f_launch_pos(const struct dg_step *s) { return s->launch_first_pos; }
 static double f_conv(const struct dg_step *s) { return s->n_conv; }
+static double f_cast_us(const struct dg_step *s) { return s->cast_us; }
+static double f_conv_us(const struct dg_step *s) { return s->conv_us; }
 static double f_launch_n(const struct dg_step *s) { return s->n_launch; }
 static double f_ops(const struct dg_step *s) { return s->n_ops; }
 
@@ -411,14 +413,17 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 	int with = steps_with(t, f, CAST_MIN);
 	if (with < EVERY_STEP * n)
 		return;
-	double k = med_step(t, f);
+	double k = med_step(t, f), us = med_step(t, t->has_device ? f_cast_us : f_conv_us);
 	const char *what = t->has_device ? "dtype cast kernels" : "tensor conversion ops (_to_copy, 5 us or more)";
 	struct dg_finding *fd = dg_add(fs, "dtype_casts", "autocast_scope", dg_ramp(k, CAST_MIN, 8));
-	snprintf(fd->summary, sizeof fd->summary, "%.0f %s per step, in %d of %d steps", k, what, with, n);
+	fd->lost_us = us;
+	snprintf(fd->summary, sizeof fd->summary, "%.0f %s per step, in %d of %d steps, %.3f ms per step", k, what,
+		 with, n, us / 1000);
 	snprintf(fd->confirm, sizeof fd->confirm,
 		 "casts per step: %.0f %s (to half and back) bracketing the matmuls in every step", k, what);
 	snprintf(fd->fix_how, sizeof fd->fix_how, "one autocast region over the forward, or one dtype throughout");
 	dg_addn(fd->evidence, "casts_per_step", k);
+	dg_addn(fd->evidence, "cast_ms_per_step", us / 1000);
 	cJSON_AddStringToObject(fd->evidence, "counted", t->has_device ? "cast kernels" : "conversion ops");
 	cJSON_AddNumberToObject(fd->evidence, "steps_with_casts", with);
 	cJSON_AddNumberToObject(fd->evidence, "steps", n);
@@ -495,7 +500,7 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE || rise1 < DVFS_THIRDS || rise2 < DVFS_THIRDS)
 		return;
 	struct dg_finding *f = dg_add(fs, "dvfs_throttle", "power_thermal", dg_ramp(ratio, DVFS_RATIO, 2.5));
-	f->lost_us = 0;
+	f->lost_us = m2 > m1 ? m2 - m1 : 0; /* the median step's compute over the first third's */
 	const char *what = t->has_device ? "compute kernel time" : "op time";
 	snprintf(f->summary, sizeof f->summary,
 		 "%s per step trends up %.2fx from the first to the last step (robust fit; Kendall's tau %.2f), with "
