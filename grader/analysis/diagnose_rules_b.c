@@ -475,7 +475,13 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	double dur = 0, comp = 0;
 	for (int k = 0; k < n; k++) {
 		v[k] = t->has_device ? t->steps[k].comp_us : t->steps[k].top_us;
-		sd[k] = t->steps[k].dur;
+		/* the step less its longest span wait: a sleeping loader or a stall
+		 * must not hide the drift */
+		double w = 0;
+		for (int q = 0; q < t->n_spans; q++)
+			if (t->spans[q].gap[k] > w)
+				w = t->spans[q].gap[k];
+		sd[k] = t->steps[k].dur - w > 0 ? t->steps[k].dur - w : t->steps[k].dur;
 		dur += sd[k];
 		comp += v[k];
 		if (mn < 0 || t->steps[k].n_ops < mn)
