@@ -26,6 +26,16 @@ enum dg_kind {
 /* runtime call flags */
 #define DG_RT_SYNC 1u   /* host waits for the device (…Synchronize, sync cudaMemcpy) */
 #define DG_RT_LAUNCH 2u /* a kernel launch */
+#define DG_RT_MEMCPY 4u /* a blocking cudaMemcpy (not Async) */
+#define DG_RT_ALLOC 8u  /* cudaMalloc / cudaFree and the driver's */
+/* device event flags (in rtf) */
+#define DG_DEV_D2H 1u  /* Memcpy DtoH */
+#define DG_DEV_H2D 2u  /* Memcpy HtoD */
+#define DG_DEV_CAST 4u /* a dtype cast kernel (name holds "cast") */
+/* cpu_op flags (in rtf) */
+#define DG_OP_ALLOC 1u /* ::empty / ::empty_strided */
+#define DG_OP_COPY 2u  /* ::copy_ / ::_to_copy */
+#define DG_OP_CONV 4u  /* ::_to_copy (a dtype or device conversion) */
 
 struct dg_ev {
 	double ts, end; /* µs */
@@ -45,6 +55,16 @@ struct dg_step {
 	int n_sync, n_mid_sync;   /* host syncs; syncs with a launch after them in the step */
 	double sync_us, sync_idle_us; /* time in syncs; device idle around mid-step syncs */
 	double dev_busy_us, comp_us, comm_us, comm_overlap_us; /* unions in the step window */
+	int n_launch;             /* kernel launches on the step's thread */
+	double launch_us;         /* time in them */
+	int n_alloc;              /* cudaMalloc/cudaFree calls, or allocation ops of 200 us or more */
+	double alloc_us;          /* time in them */
+	int n_h2d_block;          /* blocking cudaMemcpy with a host-to-device copy under it */
+	double h2d_block_us, h2d_first_pos; /* time in them; first one's start, share of the step */
+	double launch_first_pos;  /* the step's first launch, share of the step (1 when none) */
+	int n_cast;               /* dtype cast kernels in the step's device window */
+	int n_conv;               /* conversion ops of 5 us or more (the host's casts) */
+	double cast_us, conv_us;  /* time in cast kernels, in those ops */
 };
 
 /* A span name's per-step figures (steps in order). */
@@ -55,6 +75,11 @@ struct dg_span {
 	double *gap;     /* the longest stretch under it with no op on its thread, less
 			  * what ran meanwhile on other threads or the device */
 	int *count;
+	int *n_ops;      /* outermost ops under it */
+	int *n_nested;   /* spans of other names under it */
+	int *n_copy;     /* device-to-host copies in its window, and copy ops under it */
+	int *launch_before; /* the step's launches before it starts */
+	int *launch_in;     /* launches under it */
 	int n_present;   /* steps in which it occurs */
 	double first_pos; /* mean start within the step, as a fraction of the step */
 };
@@ -76,6 +101,7 @@ struct dg_trace {
 	/* tiny outermost ops: share of them the 3 most frequent names hold */
 	double tiny_top3_share;
 	int n_comm;
+	double launch_med_us, kern_med_us; /* median launch call, median compute kernel */
 	uint64_t main_thread;
 	enum fl_status st_read;
 	char msg[1024];
@@ -109,6 +135,15 @@ struct dg_findings {
 
 struct dg_finding *dg_add(struct dg_findings *fs, const char *family, const char *fix, double score);
 void dg_findings_free(struct dg_findings *fs);
+
+/* The rules of the later families (diagnose_rules_b.c), on one rank:
+ * recompile, optimizer_dominance, launch_bound, alloc_stall, blocking_h2d,
+ * dtype_casts, dvfs_throttle. */
+void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs);
+/* shared helpers of the rule files */
+double dg_ramp(double x, double lo, double hi);
+void dg_addn(cJSON *o, const char *k, double v);
+double dg_step_p50(const struct dg_trace *t);
 
 /* Run every rule over the run (t[0..n)), with an optional baseline. */
 void dg_rules(const struct dg_trace *t, size_t n, const struct dg_trace *b, size_t nb, struct dg_findings *fs);

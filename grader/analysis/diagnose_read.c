@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #define TINY_OP_US 50.0
+#define CONV_OP_US 5.0 /* a conversion op this long converts a tensor, not a scalar */
+#define ALLOC_OP_US 200.0 /* an allocation op this long maps and touches fresh memory */
 
 struct cats {
 	uint32_t cpu_op, user_annotation, cuda_runtime, cuda_driver, kernel, gpu_memcpy, gpu_memset, trace;
@@ -22,7 +24,7 @@ struct read_ctx {
 	struct cats c;
 	/* per name id: 0 unknown, 1 plain, 2 step, 3 comm, 4 mem, 5 non-compute */
 	uint8_t *nk;
-	uint8_t *rtf;
+	uint8_t *rtf, *devf, *opf;
 	size_t n_nk;
 };
 
@@ -57,10 +59,14 @@ static void classify_name(struct read_ctx *c, uint32_t id)
 			nn *= 2;
 		c->nk = realloc(c->nk, nn);
 		c->rtf = realloc(c->rtf, nn);
-		if (!c->nk || !c->rtf)
+		c->devf = realloc(c->devf, nn);
+		c->opf = realloc(c->opf, nn);
+		if (!c->nk || !c->rtf || !c->devf || !c->opf)
 			abort();
 		memset(c->nk + c->n_nk, 0, nn - c->n_nk);
 		memset(c->rtf + c->n_nk, 0, nn - c->n_nk);
+		memset(c->devf + c->n_nk, 0, nn - c->n_nk);
+		memset(c->opf + c->n_nk, 0, nn - c->n_nk);
 		c->n_nk = nn;
 	}
 	if (c->nk[id])
@@ -91,7 +97,31 @@ static void classify_name(struct read_ctx *c, uint32_t id)
 	if (strstr(s, "LaunchKernel") || !strncmp(s, "cuLaunch", 8) || !strcmp(s, "cudaLaunchCooperativeKernel") ||
 	    !strcmp(s, "cudaGraphLaunch"))
 		f |= DG_RT_LAUNCH;
+	if (!strcmp(s, "cudaMemcpy") || !strcmp(s, "cuMemcpyHtoD_v2") || !strcmp(s, "cuMemcpyHtoD"))
+		f |= DG_RT_MEMCPY;
+	if (!strcmp(s, "cudaMalloc") || !strcmp(s, "cudaFree") || !strcmp(s, "cuMemAlloc_v2") ||
+	    !strcmp(s, "cuMemFree_v2") || !strcmp(s, "cudaMallocHost") || !strcmp(s, "cudaFreeHost"))
+		f |= DG_RT_ALLOC;
 	c->rtf[id] = f;
+	/* device and op flags, by name alone */
+	uint8_t d = 0;
+	if (k == 4 && strstr(s, "DtoH"))
+		d |= DG_DEV_D2H;
+	if (k == 4 && strstr(s, "HtoD"))
+		d |= DG_DEV_H2D;
+	if (k != 4 && (strstr(s, "cast_") || strstr(s, "_cast") || strstr(s, "Cast")))
+		d |= DG_DEV_CAST;
+	const char *colon = strrchr(s, ':');
+	const char *base = colon ? colon + 1 : s;
+	uint8_t o = 0;
+	if (!strcmp(base, "empty") || !strcmp(base, "empty_strided"))
+		o |= DG_OP_ALLOC;
+	if (!strcmp(base, "copy_") || !strcmp(base, "_to_copy"))
+		o |= DG_OP_COPY;
+	if (!strcmp(base, "_to_copy"))
+		o |= DG_OP_CONV;
+	c->devf[id] = d;
+	c->opf[id] = o;
 }
 
 static uint64_t thread_key(int64_t pid, int64_t tid, uint32_t has)
@@ -129,6 +159,7 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 			v.kind = DG_KOTHER;
 		else
 			v.kind = DG_KCOMP;
+		v.rtf = c->devf[e->name];
 		t->has_device = 1;
 	} else {
 		v.thread = thread_key(e->pid, e->tid, e->has);
@@ -138,6 +169,7 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 			t->has_steps = 1;
 		} else if (cat == c->c.cpu_op) {
 			v.kind = DG_OP;
+			v.rtf = c->opf[e->name];
 			t->has_ops = 1;
 		} else if (cat == c->c.user_annotation) {
 			v.kind = DG_SPAN;
@@ -234,6 +266,22 @@ static double ivs_inter(const struct ivs *x, const struct ivs *y, double lo, dou
 	}
 	return s;
 }
+/* how many starts (a, sorted) lie in [lo, hi] */
+static size_t count_in(const struct ivs *v, double lo, double hi)
+{
+	size_t a = 0, b = v->n;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (v->a[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	size_t c = 0;
+	for (size_t q = a; q < v->n && v->a[q] <= hi; q++)
+		c++;
+	return c;
+}
 static void ivs_free(struct ivs *v)
 {
 	free(v->a);
@@ -267,7 +315,13 @@ static struct dg_span *span_of(struct dg_trace *t, uint32_t name)
 	s->ops_us = calloc((size_t)t->n_steps, sizeof(double));
 	s->gap = calloc((size_t)t->n_steps, sizeof(double));
 	s->count = calloc((size_t)t->n_steps, sizeof(int));
-	if (!s->dur || !s->ops_us || !s->gap || !s->count)
+	s->n_ops = calloc((size_t)t->n_steps, sizeof(int));
+	s->n_nested = calloc((size_t)t->n_steps, sizeof(int));
+	s->n_copy = calloc((size_t)t->n_steps, sizeof(int));
+	s->launch_before = calloc((size_t)t->n_steps, sizeof(int));
+	s->launch_in = calloc((size_t)t->n_steps, sizeof(int));
+	if (!s->dur || !s->ops_us || !s->gap || !s->count || !s->n_ops || !s->n_nested || !s->n_copy ||
+	    !s->launch_before || !s->launch_in)
 		abort();
 	return s;
 }
@@ -349,6 +403,7 @@ static void build(struct dg_trace *t)
 
 	/* device rows: unions of all, computation and communication */
 	struct ivs all = {0}, comp = {0}, comm = {0};
+	struct ivs d2h = {0}, h2d = {0}, cast = {0}, kdur = {0}, ldur = {0}; /* starts (a); durations */
 	{
 		/* device events sorted by start, across streams */
 		size_t nd = 0;
@@ -365,6 +420,14 @@ static void build(struct dg_trace *t)
 			d[i].thread = 0;
 		qsort(d, nd, sizeof(*d), cmp_ev);
 		for (size_t i = 0; i < nd; i++) {
+			if (d[i].kind == DG_KMEM && (d[i].rtf & DG_DEV_D2H))
+				ivs_add(&d2h, d[i].ts, d[i].ts);
+			if (d[i].kind == DG_KMEM && (d[i].rtf & DG_DEV_H2D))
+				ivs_add(&h2d, d[i].ts, d[i].ts);
+			if (d[i].rtf & DG_DEV_CAST)
+				ivs_add(&cast, d[i].ts, d[i].end);
+			if (d[i].kind == DG_KCOMP)
+				ivs_add(&kdur, d[i].end - d[i].ts, 0);
 			ivs_add(&all, d[i].ts, d[i].end);
 			if (d[i].kind == DG_KCOMP)
 				ivs_add(&comp, d[i].ts, d[i].end);
@@ -382,6 +445,7 @@ static void build(struct dg_trace *t)
 		t->overlap_us = ivs_inter(&comp, &comm, -INFINITY, INFINITY);
 		if (all.n)
 			t->dev_span_us = all.b[all.n - 1] - all.a[0];
+		t->kern_med_us = dg_median(kdur.a, (int)kdur.n);
 	}
 
 	/* busy anywhere: ops of every host thread and every device event but
@@ -423,6 +487,11 @@ static void build(struct dg_trace *t)
 		s->comp_us = ivs_len(&comp, lo, dhi);
 		s->comm_us = ivs_len(&comm, lo, dhi);
 		s->comm_overlap_us = ivs_inter(&comp, &comm, lo, dhi);
+		s->n_cast = (int)(count_in(&cast, lo, dhi));
+		for (size_t q = 0; q < cast.n; q++) /* starts sorted: the ones in the window */
+			if (cast.a[q] >= lo && cast.a[q] <= dhi)
+				s->cast_us += cast.b[q] - cast.a[q];
+		s->launch_first_pos = 1;
 		while (i < m1 && t->ev[i].ts < lo)
 			i++;
 		size_t j = i;
@@ -438,10 +507,20 @@ static void build(struct dg_trace *t)
 			double ee = e->end < hi ? e->end : hi;
 			if (e->kind == DG_OP) {
 				s->n_ops++;
+				if ((e->rtf & DG_OP_CONV) && e->end - e->ts >= CONV_OP_US) {
+					s->n_conv++;
+					s->conv_us += e->end - e->ts;
+				}
 				if (e->ts >= top_end) {
 					s->n_top++;
 					s->top_us += ee - e->ts;
-					if (e->end - e->ts < TINY_OP_US) {
+					/* tiny by its own work: less the launch calls under it
+					 * (a slow launch path must not hide a storm) */
+					double own = e->end - e->ts;
+					for (size_t r = q + 1; r < j && t->ev[r].ts < e->end; r++)
+						if (t->ev[r].kind == DG_RT && (t->ev[r].rtf & DG_RT_LAUNCH))
+							own -= t->ev[r].end - t->ev[r].ts;
+					if (own < TINY_OP_US) {
 						s->n_tiny++;
 						s->tiny_us += e->end - e->ts;
 						if (e->name < n_names)
@@ -458,6 +537,27 @@ static void build(struct dg_trace *t)
 					s->covered_us += ee - cov_end;
 					cov_end = ee;
 				}
+			}
+			if (e->kind == DG_RT && (e->rtf & DG_RT_LAUNCH)) {
+				if (!s->n_launch)
+					s->launch_first_pos = s->dur > 0 ? (e->ts - lo) / s->dur : 0;
+				s->n_launch++;
+				s->launch_us += e->end - e->ts;
+				ivs_add(&ldur, e->end - e->ts, 0);
+			}
+			if ((e->kind == DG_RT && (e->rtf & DG_RT_ALLOC)) ||
+			    (e->kind == DG_OP && (e->rtf & DG_OP_ALLOC) && e->end - e->ts >= ALLOC_OP_US)) {
+				s->n_alloc++;
+				s->alloc_us += e->end - e->ts;
+			}
+			/* a blocking copy with a host-to-device copy under it: the
+			 * host waits for the queue and the copy, a feed, not a read */
+			if (e->kind == DG_RT && (e->rtf & DG_RT_MEMCPY) && count_in(&h2d, e->ts, e->end) > 0) {
+				if (!s->n_h2d_block)
+					s->h2d_first_pos = s->dur > 0 ? (e->ts - lo) / s->dur : 0;
+				s->n_h2d_block++;
+				s->h2d_block_us += e->end - e->ts;
+				continue;
 			}
 			if (e->kind == DG_RT && (e->rtf & DG_RT_SYNC)) {
 				s->n_sync++;
@@ -492,6 +592,19 @@ static void build(struct dg_trace *t)
 					continue;
 				sp->dur[k] += ee - e->ts;
 				sp->count[k]++;
+				sp->n_copy[k] += (int)count_in(&d2h, e->ts, e->end);
+				for (size_t r = i; r < q; r++)
+					if (t->ev[r].kind == DG_RT && (t->ev[r].rtf & DG_RT_LAUNCH))
+						sp->launch_before[k]++;
+				for (size_t r = q + 1; r < j && t->ev[r].ts < e->end; r++) {
+					const struct dg_ev *u = &t->ev[r];
+					if (u->kind == DG_SPAN && u->name != e->name)
+						sp->n_nested[k]++;
+					else if (u->kind == DG_RT && (u->rtf & DG_RT_LAUNCH))
+						sp->launch_in[k]++;
+					else if (u->kind == DG_OP && (u->rtf & DG_OP_COPY))
+						sp->n_copy[k]++;
+				}
 				sp->first_pos += s->dur > 0 ? (e->ts - lo) / s->dur : 0;
 				/* outermost ops under the span */
 				double oe = -INFINITY, prev = e->ts, gap = 0, ga = e->ts;
@@ -500,6 +613,7 @@ static void build(struct dg_trace *t)
 						double a = t->ev[r].ts, b = t->ev[r].end < e->end ? t->ev[r].end : e->end;
 						if (b > a)
 							sp->ops_us[k] += b - a;
+						sp->n_ops[k]++;
 						if (a - prev > gap) {
 							gap = a - prev;
 							ga = prev;
@@ -550,6 +664,12 @@ static void build(struct dg_trace *t)
 		t->tiny_top3_share = tot ? (double)(b[0] + b[1] + b[2]) / (double)tot : 0;
 		free(tiny_by_name);
 	}
+	t->launch_med_us = dg_median(ldur.a, (int)ldur.n);
+	ivs_free(&d2h);
+	ivs_free(&h2d);
+	ivs_free(&cast);
+	ivs_free(&kdur);
+	ivs_free(&ldur);
 	ivs_free(&all);
 	ivs_free(&busy);
 	ivs_free(&comp);
@@ -587,6 +707,8 @@ static void load_one(struct dg_trace *t)
 	enum fl_status st = fl_trace_stream_file(t->path, &o, &t->info);
 	free(c.nk);
 	free(c.rtf);
+	free(c.devf);
+	free(c.opf);
 	if (st != FL_OK) {
 		t->st_read = st;
 		snprintf(t->msg, sizeof t->msg, "%s", fl_error_msg());
@@ -663,6 +785,11 @@ void dg_free(struct dg_trace *t, size_t n)
 			free(t[k].spans[q].ops_us);
 			free(t[k].spans[q].gap);
 			free(t[k].spans[q].count);
+			free(t[k].spans[q].n_ops);
+			free(t[k].spans[q].n_nested);
+			free(t[k].spans[q].n_copy);
+			free(t[k].spans[q].launch_before);
+			free(t[k].spans[q].launch_in);
 		}
 		free(t[k].spans);
 		if (t[k].st)

@@ -74,6 +74,8 @@ static void limit(struct dg_findings *fs, const char *msg)
 
 static double num3(double x) { return round(x * 1000.0) / 1000.0; }
 static void addn(cJSON *o, const char *k, double v) { cJSON_AddNumberToObject(o, k, num3(v)); }
+void dg_addn(cJSON *o, const char *k, double v) { addn(o, k, v); }
+double dg_ramp(double x, double lo, double hi) { return ramp(x, lo, hi); }
 
 static double step_p50(const struct dg_trace *t)
 {
@@ -86,6 +88,7 @@ static double step_p50(const struct dg_trace *t)
 	free(d);
 	return m;
 }
+double dg_step_p50(const struct dg_trace *t) { return step_p50(t); }
 
 static double lower_quartile(const double *v, int n)
 {
@@ -294,6 +297,24 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 		/* irregular long waits (load, one-off events) are no period */
 		if (best_j < STALL_MATCH)
 			continue;
+		/* nested spans in every long step: candidate timings (recompile's rule) */
+		int nested = 1, copies = 1, short_copies = 0;
+		for (int i = 0; i < nl; i++) {
+			nested &= sp->n_nested[L[i]] >= 2;
+			copies &= sp->n_copy[L[i]] >= 1;
+		}
+		for (int k = 0; k < n; k++) {
+			int is_long = 0;
+			for (int i = 0; i < nl; i++)
+				is_long |= L[i] == k;
+			if (!is_long)
+				short_copies += sp->n_copy[k];
+		}
+		if (nested)
+			continue;
+		/* a checkpoint: device-to-host copies (the weights) under the long
+		 * span and none in the short steps, then a wait (the file write) */
+		int ckpt = copies && short_copies == 0;
 		const char *name = dg_str(t, sp->name);
 		double lost_share = total > 0 ? lost / total : 0;
 		double score = ramp(lost_share, 0, 0.25) * (best_j >= 0.999 ? 1.0 : 0.85);
@@ -322,11 +343,12 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 			rising += sp->dur[L[i]] > sp->dur[L[i - 1]];
 		double gc_votes = (only_long ? 1.0 : 0) + (churn >= GC_CHURN ? 0.5 : 0) +
 				  (growth >= GC_GROWTH && rising * 2 >= nl - 1 ? 0.5 : 0);
-		int gc = gc_votes >= 1.0;
+		int gc = !ckpt && gc_votes >= 1.0;
 		char st[256];
 		steps_text(st, sizeof st, t, L, nl);
-		struct dg_finding *f = gc ? dg_add(fs, "gc_pause", "gc_control", score)
-					  : dg_add(fs, "periodic_host_stall", "async_offload", score);
+		struct dg_finding *f = ckpt ? dg_add(fs, "checkpoint_stall", "async_checkpoint", score)
+				       : gc ? dg_add(fs, "gc_pause", "gc_control", score)
+					    : dg_add(fs, "periodic_host_stall", "async_offload", score);
 		f->lost_us = lost / n;
 		f->steps = steps_json(t, L, nl);
 		double mean_ex = lost / nl;
@@ -335,7 +357,22 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 			snprintf(per, sizeof per, "period %d", best_p);
 		else
 			snprintf(per, sizeof per, "nearest period %d (%.0f%% match)", best_p, 100 * best_j);
-		if (gc) {
+		if (ckpt) {
+			int ncp = 0;
+			for (int i = 0; i < nl; i++)
+				ncp += sp->n_copy[L[i]];
+			snprintf(f->summary, sizeof f->summary,
+				 "`%s` stalls %.3f ms on average in steps %s -> %s, with %d device-to-host copies under it "
+				 "(the weights) and then %.3f ms of waiting with no op (the file write); none in the other steps",
+				 name, mean_ex / 1000, st, per, ncp, wait_long / nl / 1000);
+			snprintf(f->confirm, sizeof f->confirm,
+				 "`%s` recurs with %s, %.3f ms each: device-to-host copies then a write with compute idle: %.0f%% "
+				 "of run time lost (period x duration / interval)",
+				 name, per, mean_ex / 1000, 100 * lost_share);
+			snprintf(f->fix_how, sizeof f->fix_how,
+				 "asynchronous checkpointing: snapshot the weights, write them in the background");
+			cJSON_AddNumberToObject(f->evidence, "d2h_copies_under_long", ncp);
+		} else if (gc) {
 			snprintf(f->summary, sizeof f->summary,
 				 "`%s` pauses %.3f ms on average in steps %s -> %s; %s, pauses %+.0f%% first to last, "
 				 "%.0f%% of the other steps' time outside any span or op (allocation churn)",
@@ -728,6 +765,7 @@ void dg_rules(const struct dg_trace *t, size_t n, const struct dg_trace *b, size
 		rule_periodic(&t[i], &one);
 		rule_opstorm(&t[i], b, nb, &one);
 		rule_sync(&t[i], &one);
+		dg_rules_b(&t[i], &one);
 		/* one finding per family per rank: the highest score */
 		struct dg_findings best = {0};
 		best.limits = cJSON_CreateArray();

@@ -280,7 +280,7 @@ static enum fl_status resolve_one(struct fl_ref_ctx *ctx, const cJSON *spec, cJS
 static enum fl_status resolve_expected(struct fl_grade *g, const struct fl_question *q, cJSON **out)
 {
 	struct fl_ref_ctx ctx = {.truth = g->truth, .truth_name = g->truth_name, .trace_metrics = trace_metrics, .arg = g,
-				 .fleet_metrics = fl_grade_fleet_metrics};
+				 .fleet_metrics = fl_grade_fleet_metrics, .diagnosis = fl_grade_diagnosis};
 	const char *file = g->rubric.name_in_messages;
 	enum fl_status st = FL_OK;
 	*out = NULL;
@@ -530,6 +530,7 @@ enum fl_status fl_grade_with(const struct fl_grade_key *k, const char *answer_pa
 	g->truth = b->truth;
 	g->trace_metrics = b->trace_metrics;
 	g->fleet_metrics = b->fleet_metrics;
+	g->diagnosis = b->diagnosis;
 	g->rubric = b->rubric;
 	g->have_rubric = b->have_rubric;
 	g->max_score = b->max_score;
@@ -572,6 +573,7 @@ void fl_grade_release(struct fl_grade *g)
 		cJSON_Delete(g->truth);
 		cJSON_Delete(g->trace_metrics);
 		cJSON_Delete(g->fleet_metrics);
+		cJSON_Delete(g->diagnosis);
 	}
 	free(g->truth_name);
 	free(g->answer_name);

@@ -66,6 +66,7 @@ struct fl_grade {
 	cJSON *truth;
 	cJSON *trace_metrics;     /* computed on the first trace: reference */
 	cJSON *fleet_metrics;     /* computed on the first fleet: reference (fleet_ref.c) */
+	cJSON *diagnosis;         /* computed on the first diagnosis: reference (diagnosis_ref.c) */
 	char *truth_path;
 	char *traces_dir;         /* NULL: the truth's own directory */
 	int shared;               /* truth, rubric, trace and fleet metrics belong to a key (fl_grade_with) */
@@ -96,5 +97,12 @@ void fl_grade_key_free(struct fl_grade_key *k);
  * truth's `fleet` object names beside the truth, with its parameters
  * (fleet_ref.c); arg is the fl_grade. */
 enum fl_status fl_grade_fleet_metrics(void *arg, const cJSON **metrics);
+
+/* diagnosis: references: `faultline diagnose` of the truth's traces
+ * (faultline.diagnosis/1; diagnosis_ref.c); arg is the fl_grade. And the
+ * diagnosis as text, for --reveal's worked answer (an error is said there). */
+struct strbuf;
+enum fl_status fl_grade_diagnosis(void *arg, const cJSON **diagnosis);
+void fl_grade_diagnosis_text(const struct fl_grade *g, struct strbuf *out);
 
 #endif

@@ -11,7 +11,8 @@
 
 int fl_ref_is_expression(const char *s)
 {
-	if (!strncmp(s, "truth:", 6) || !strncmp(s, "trace:", 6) || !strncmp(s, "fleet:", 6))
+	if (!strncmp(s, "truth:", 6) || !strncmp(s, "trace:", 6) || !strncmp(s, "fleet:", 6) ||
+	    !strncmp(s, "diagnosis:", 10))
 		return 1;
 	const char *p = s;
 	while (islower((unsigned char)*p) || *p == '_')
@@ -28,6 +29,7 @@ struct parser {
 	int depth;
 	const cJSON *trace_metrics;
 	const cJSON *fleet_metrics;
+	const cJSON *diagnosis;
 };
 
 static void skip_ws(struct parser *p)
@@ -46,7 +48,8 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out);
 static enum fl_status eval_ref(struct parser *p, cJSON **out)
 {
 	int is_trace = !strncmp(p->s + p->i, "trace:", 6), is_fleet = !strncmp(p->s + p->i, "fleet:", 6);
-	p->i += 6;
+	int is_diag = !strncmp(p->s + p->i, "diagnosis:", 10);
+	p->i += is_diag ? 10 : 6;
 	size_t start = p->i;
 	int in_brackets = 0, in_quote = 0;
 	for (char c; (c = p->s[p->i]); p->i++) {
@@ -94,12 +97,23 @@ static enum fl_status eval_ref(struct parser *p, cJSON **out)
 		}
 		root = p->fleet_metrics;
 		where = "the fleet analysis";
+	} else if (is_diag) {
+		if (!p->diagnosis) {
+			if (!p->ctx->diagnosis) {
+				st = fl_error(FL_EINTERNAL, "diagnosis:%s: no trace is available to this rubric", path);
+				goto out;
+			}
+			if ((st = p->ctx->diagnosis(p->ctx->arg, &p->diagnosis)))
+				goto out;
+		}
+		root = p->diagnosis;
+		where = "the diagnosis of the trace";
 	}
 	char why[300];
 	const cJSON *v = fl_json_path(root, path, why, sizeof(why));
 	if (!v) {
-		st = fl_error(FL_EINTERNAL, "%s key '%s' not found in '%s' (%s)", is_trace ? "trace" : is_fleet ? "fleet" : "truth", path,
-			      where, why);
+		st = fl_error(FL_EINTERNAL, "%s key '%s' not found in '%s' (%s)",
+			      is_trace ? "trace" : is_fleet ? "fleet" : is_diag ? "diagnosis" : "truth", path, where, why);
 		goto out;
 	}
 	*out = cJSON_Duplicate(v, 1);
@@ -306,7 +320,8 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out)
 	skip_ws(p);
 	const char *c = p->s + p->i;
 	enum fl_status st;
-	if (!strncmp(c, "truth:", 6) || !strncmp(c, "trace:", 6) || !strncmp(c, "fleet:", 6)) {
+	if (!strncmp(c, "truth:", 6) || !strncmp(c, "trace:", 6) || !strncmp(c, "fleet:", 6) ||
+	    !strncmp(c, "diagnosis:", 10)) {
 		st = eval_ref(p, out);
 	} else if (isdigit((unsigned char)*c) || *c == '-' || *c == '+' || *c == '.') {
 		char *end;
@@ -330,7 +345,7 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out)
 	} else if (islower((unsigned char)*c)) {
 		st = eval_call(p, out);
 	} else {
-		return bad(p, "expected truth:, trace:, fleet:, a number or a function");
+		return bad(p, "expected truth:, trace:, fleet:, diagnosis:, a number or a function");
 	}
 	p->depth--;
 	return st;

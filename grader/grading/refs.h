@@ -41,9 +41,12 @@ struct fl_ref_ctx {
 	/* Called on the first fleet: reference, like trace_metrics. NULL:
 	 * fleet: references are errors. */
 	enum fl_status (*fleet_metrics)(void *arg, const cJSON **metrics);
+	/* Called on the first diagnosis: reference, like trace_metrics: the
+	 * faultline.diagnosis/1 of the truth's traces. NULL: errors. */
+	enum fl_status (*diagnosis)(void *arg, const cJSON **diagnosis);
 };
 
-/* 1 if s is an expression (starts with truth:, trace:, fleet: or a function call),
+/* 1 if s is an expression (starts with truth:, trace:, fleet:, diagnosis: or a function call),
  * 0 if it is literal text. */
 int fl_ref_is_expression(const char *s);
 

@@ -204,6 +204,10 @@ static void write_text(const struct fl_grade *g, struct strbuf *out)
 	if (g->reveal) {
 		strbuf_adds(out, "\ninstructor notes:\n");
 		instructor_notes(g, out);
+		if (g->truth && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(g->truth, "traces")) > 0) {
+			strbuf_adds(out, "\nworked answer (faultline diagnose of the trace):\n");
+			fl_grade_diagnosis_text(g, out);
+		}
 	} else if (g->error && g->state != FL_GRADE_GRADED) {
 		strbuf_addf(out, "\n(details on standard error)\n");
 	}

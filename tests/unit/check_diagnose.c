@@ -1,6 +1,8 @@
 /* check_diagnose — `faultline diagnose`'s rules (grader/analysis/diagnose.h)
  * on small hand-made Kineto traces: each family from its signature alone,
- * healthy steps as healthy, and what a trace lacks said under limits. */
+ * healthy steps as healthy, the lookalike pairs told apart (checkpoint vs
+ * gc, blocking copy vs sync, optimizer vs op storm, compile vs stall), and
+ * what a trace lacks said under limits. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -77,6 +79,143 @@ static double step(struct tr *t, int no, double ts, double wait, double stall, c
 	if (extra)
 		ev(t, "user_annotation", extra, ts + 3 + dl + fw + me, ex, 100, NULL);
 	return ts + dur + 1;
+}
+
+
+/* A device step: data_loading (an op), forward (`fw_ops` ops, each with a
+ * launch of `launch_us` and a kernel of `kern_us` x `scale`), backward (4
+ * ops, launches, kernels), an optional `opt` span with `opt_ops` tiny ops and
+ * launches, an optional `extra` span (with a device-to-host copy under it when
+ * `extra_copy`), then metrics; the step row is written last; returns the
+ * step's end. */
+struct dopt {
+	int fw_ops, opt_ops, casts, allocs;
+	double launch_us, kern_us, scale;
+	int h2d_block;
+};
+static int corr = 1;
+static double launch(struct tr *t, double ts, double lus, double kts, double kus, const char *kname)
+{
+	char a[64];
+	snprintf(a, sizeof a, "{\"stream\": 7, \"correlation\": %d}", corr);
+	char b[64];
+	snprintf(b, sizeof b, "{\"correlation\": %d}", corr++);
+	ev(t, "cuda_runtime", "cudaLaunchKernel", ts, lus, 100, b);
+	ev(t, "kernel", kname, kts, kus, 7, a);
+	return ts + lus;
+}
+static double dstep(struct tr *t, int no, double ts, const struct dopt *o, const char *extra, double extra_us,
+		    int extra_copy)
+{
+	char name[32];
+	double t0 = ts, k = ts; /* host time, device time */
+	snprintf(name, sizeof name, "ProfilerStep#%d", no);
+	double lus = o->launch_us > 0 ? o->launch_us : 5, kus = (o->kern_us > 0 ? o->kern_us : 100) * (o->scale > 0 ? o->scale : 1);
+	ts += 1;
+	ev(t, "user_annotation", "data_loading", ts, 60, 100, NULL);
+	ev(t, "cpu_op", "fl::randn", ts, 50, 100, NULL);
+	if (o->h2d_block) {
+		ev(t, "cpu_op", "fl::copy_", ts + 50, 9, 100, NULL);
+		ev(t, "cuda_runtime", "cudaMemcpy", ts + 51, 8, 100, NULL);
+		ev(t, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", ts + 52, 6, 7, "{\"stream\": 7, \"correlation\": 0}");
+	}
+	ts += 61;
+	int nf = o->fw_ops > 0 ? o->fw_ops : 4;
+	double fw0 = ts;
+	double fwl = nf * (lus + 10) + 2 + (o->casts ? o->casts * 20 : 0) + o->allocs * 600;
+	ev(t, "user_annotation", "forward", fw0, fwl, 100, NULL);
+	ts += 1;
+	for (int i = 0; i < nf; i++) {
+		ev(t, "cpu_op", i % 2 ? "fl::relu" : "fl::mm", ts, lus + 8, 100, NULL);
+		if (k < ts + 1)
+			k = ts + 1;
+		launch(t, ts + 1, lus, k, kus, i % 2 ? "relu_kernel" : "gemm_kernel");
+		k += kus;
+		ts += lus + 10;
+	}
+	for (int i = 0; i < o->casts; i++) {
+		ev(t, "cpu_op", "fl::to", ts, 18, 100, NULL);
+		if (k < ts + 1)
+			k = ts + 1;
+		launch(t, ts + 1, 5, k, 3, i % 2 ? "cast_half_to_float_kernel" : "cast_float_to_half_kernel");
+		k += 3;
+		ts += 20;
+	}
+	for (int i = 0; i < o->allocs; i++) {
+		ev(t, "cpu_op", "fl::empty", ts, 590, 100, NULL);
+		ev(t, "cuda_runtime", i % 2 ? "cudaFree" : "cudaMalloc", ts + 1, 580, 100, NULL);
+		ts += 600;
+	}
+	ts = fw0 + fwl + 1;
+	ev(t, "user_annotation", "backward", ts, 4 * (lus + 10) + 2, 100, NULL);
+	ts += 1;
+	for (int i = 0; i < 4; i++) {
+		ev(t, "cpu_op", "fl::mm_backward", ts, lus + 8, 100, NULL);
+		if (k < ts + 1)
+			k = ts + 1;
+		launch(t, ts + 1, lus, k, kus, "gemm_tn_kernel");
+		k += kus;
+		ts += lus + 10;
+	}
+	ts += 2;
+	if (o->opt_ops) {
+		double ol = o->opt_ops * 12.0 + 2;
+		ev(t, "user_annotation", "optimizer", ts, ol, 100, NULL);
+		for (int i = 0; i < o->opt_ops; i++) {
+			ev(t, "cpu_op", "fl::add_", ts + 1 + 12 * i, 10, 100, NULL);
+			if (k < ts + 2 + 12 * i)
+				k = ts + 2 + 12 * i;
+			launch(t, ts + 2 + 12 * i, 1, k, 1, "add_kernel");
+			k += 1;
+		}
+		ts += ol + 1;
+	}
+	if (extra) {
+		ev(t, "user_annotation", extra, ts, extra_us, 100, NULL);
+		if (extra_copy) {
+			ev(t, "cpu_op", "fl::copy_", ts + 1, 30, 100, NULL);
+			ev(t, "cuda_runtime", "cudaMemcpyAsync", ts + 2, 2, 100, NULL);
+			ev(t, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", (k > ts + 3 ? k : ts + 3), 20, 7,
+			   "{\"stream\": 7, \"correlation\": 0}");
+			ev(t, "cuda_runtime", "cudaStreamSynchronize", ts + 4, 26, 100, NULL);
+		}
+		ts += extra_us + 1;
+	}
+	ev(t, "user_annotation", "metrics", ts, 20, 100, NULL);
+	ev(t, "cpu_op", "fl::item", ts, 19, 100, NULL);
+	ts += 21;
+	if (k > ts)
+		ts = k + 1;
+	ev(t, "user_annotation", name, t0, ts - t0, 100, NULL);
+	return ts + 1;
+}
+
+static char found[512]; /* every family top_of found, space-separated */
+static const char *top_of(const struct dopt *o, int steps, const char *extra, int every, int off, double extra_us,
+			  int copy, char *buf, size_t cap)
+{
+	struct tr t;
+	tr_open(&t, 0);
+	double ts = 1000;
+	for (int s = 2; s < 2 + steps; s++) {
+		struct dopt q = *o;
+		if (q.scale > 0)
+			q.scale = 1 + (o->scale - 1) * (s - 2) / (steps - 1);
+		int on = extra && (every ? s % every == off : s == off);
+		ts = dstep(&t, s, ts, &q, on ? extra : NULL, extra_us, copy);
+	}
+	tr_close(&t);
+	cJSON *d = diagnose(&t, 1);
+	snprintf(buf, cap, "%s", fl_diagnose_top(d));
+	found[0] = 0;
+	const cJSON *f;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(d, "findings"))
+	{
+		strncat(found, cJSON_GetObjectItem(f, "family")->valuestring, sizeof found - strlen(found) - 2);
+		strcat(found, " ");
+	}
+	cJSON_Delete(d);
+	return buf;
 }
 
 /* ------------------------------------------------------------- tests */
@@ -175,6 +314,101 @@ START_TEST(straggler_two_ranks)
 }
 END_TEST
 
+
+START_TEST(device_healthy)
+{
+	char b[64];
+	struct dopt o = {0};
+	ck_assert_str_eq(top_of(&o, 8, NULL, 0, 0, 0, 0, b, sizeof b), "healthy");
+}
+END_TEST
+
+/* the lookalikes: a checkpoint copies to the host under its span, a collector does not */
+START_TEST(checkpoint_vs_gc)
+{
+	char b[64];
+	struct dopt o = {0};
+	ck_assert_str_eq(top_of(&o, 8, "ckpt", 4, 3, 8000, 1, b, sizeof b), "checkpoint_stall");
+	ck_assert_msg(!strstr(found, "gc_pause"), "found %s", found);
+	ck_assert_str_eq(top_of(&o, 8, "ckpt", 4, 3, 8000, 0, b, sizeof b), "gc_pause");
+}
+END_TEST
+
+/* a blocking host-to-device copy at the step's start is a feed, not a sync stall */
+START_TEST(blocking_h2d_vs_sync)
+{
+	char b[64];
+	struct dopt o = {.h2d_block = 1, .kern_us = 300};
+	ck_assert_str_eq(top_of(&o, 8, NULL, 0, 0, 0, 0, b, sizeof b), "blocking_h2d");
+	ck_assert_msg(!strstr(found, "sync_stall"), "found %s", found);
+}
+END_TEST
+
+/* thousands of tiny update ops after backward vs the same ops in the forward */
+START_TEST(optimizer_vs_opstorm)
+{
+	char b[64];
+	struct dopt o = {.opt_ops = 400};
+	ck_assert_str_eq(top_of(&o, 8, NULL, 0, 0, 0, 0, b, sizeof b), "optimizer_dominance");
+	ck_assert_msg(!strstr(found, "op_storm"), "found %s", found);
+	struct dopt s = {.fw_ops = 400, .kern_us = 1};
+	ck_assert_str_eq(top_of(&s, 8, NULL, 0, 0, 0, 0, b, sizeof b), "op_storm");
+}
+END_TEST
+
+/* kernels shorter than their launches, the op count normal */
+START_TEST(launch_bound)
+{
+	char b[64];
+	struct dopt o = {.launch_us = 40, .kern_us = 3};
+	ck_assert_str_eq(top_of(&o, 8, NULL, 0, 0, 0, 0, b, sizeof b), "launch_bound");
+}
+END_TEST
+
+/* one long step with nested timings under a span: a compile, not a stall */
+START_TEST(recompile_step)
+{
+	struct tr t;
+	tr_open(&t, 0);
+	double ts = 1000;
+	struct dopt o = {0};
+	for (int s = 2; s < 10; s++) {
+		if (s == 5) {
+			ev(&t, "user_annotation", "compile_graph", ts + 1, 30000, 100, NULL);
+			for (int c = 0; c < 6; c++)
+				ev(&t, "user_annotation", "benchmark_kernel", ts + 2 + 5000 * c, 4990, 100, NULL);
+		}
+		/* step 5: the compile, then the step's own rows (its step row
+		 * starts later; the outer one, written here, is the one kept) */
+		double t0 = ts;
+		ts = dstep(&t, s, s == 5 ? ts + 30002 : ts, &o, NULL, 0, 0);
+		if (s == 5)
+			ev(&t, "user_annotation", "ProfilerStep#5", t0, ts - t0 - 1, 100, NULL);
+	}
+	tr_close(&t);
+	cJSON *d = diagnose(&t, 1);
+	ck_assert_str_eq(fl_diagnose_top(d), "recompile");
+	const cJSON *f = finding(d, 0);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(f, "steps")), 1);
+	ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(f, "steps"), 0)->valueint, 5);
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "evidence"), "span")->valuestring, "compile_graph");
+	ck_assert(!fl_diagnose_has(d, "gc_pause") && !fl_diagnose_has(d, "periodic_host_stall"));
+	cJSON_Delete(d);
+}
+END_TEST
+
+START_TEST(alloc_casts_dvfs)
+{
+	char b[64];
+	struct dopt a = {.allocs = 2};
+	ck_assert_str_eq(top_of(&a, 8, NULL, 0, 0, 0, 0, b, sizeof b), "alloc_stall");
+	struct dopt c = {.casts = 8};
+	ck_assert_str_eq(top_of(&c, 8, NULL, 0, 0, 0, 0, b, sizeof b), "dtype_casts");
+	struct dopt v = {.scale = 3, .kern_us = 400};
+	ck_assert_str_eq(top_of(&v, 8, NULL, 0, 0, 0, 0, b, sizeof b), "dvfs_throttle");
+}
+END_TEST
+
 START_TEST(limits_without_steps)
 {
 	struct tr t;
@@ -206,6 +440,13 @@ int main(void)
 	tcase_add_test(tc, periodic_stall_and_gc);
 	tcase_add_test(tc, straggler_two_ranks);
 	tcase_add_test(tc, limits_without_steps);
+	tcase_add_test(tc, device_healthy);
+	tcase_add_test(tc, checkpoint_vs_gc);
+	tcase_add_test(tc, blocking_h2d_vs_sync);
+	tcase_add_test(tc, optimizer_vs_opstorm);
+	tcase_add_test(tc, launch_bound);
+	tcase_add_test(tc, recompile_step);
+	tcase_add_test(tc, alloc_casts_dvfs);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
