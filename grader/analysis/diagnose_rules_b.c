@@ -72,6 +72,7 @@ static double f_cast_us(const struct dg_step *s) { return s->cast_us; }
 static double f_conv_us(const struct dg_step *s) { return s->conv_us; }
 static double f_launch_n(const struct dg_step *s) { return s->n_launch; }
 static double f_ops(const struct dg_step *s) { return s->n_ops; }
+static double f_dur(const struct dg_step *s) { return s->dur; }
 
 static int steps_with(const struct dg_trace *t, double (*f)(const struct dg_step *), double min)
 {
@@ -529,6 +530,73 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	cJSON_AddNumberToObject(f->evidence, "ops_max", mx);
 }
 
+/* pipeline_bubble: a pipeline stage — point-to-point transfers (NCCL's
+ * SendRecv kernels) on the comm stream and no all-reduce — whose schedule
+ * leaves the device idle (p-1)/(m+p-1) of the step: p stages (the world
+ * size), m micro-batches (an end stage sends or receives once per micro-batch
+ * each way: 2m SendRecv kernels per step). Read from the trace: the SendRecv
+ * count per step, the world size, the device's compute time per step. A
+ * pipeline's stage also waits for activations inside its phases and updates
+ * gradients accumulated over m micro-batches at once, which are not
+ * input_starvation or optimizer_dominance: on a pipeline stage those findings
+ * are dropped. */
+#define PIPE_SHARE 0.20 /* the schedule's bubble at which a pipeline is bubble-bound */
+static void rule_pipeline(const struct dg_trace *t, struct dg_findings *fs)
+{
+	int n = t->n_steps;
+	if (n < 1 || !t->has_device)
+		return;
+	/* the names the trace holds (the per-event list keeps host rows only) */
+	int has_sendrecv = 0, has_allreduce = 0;
+	for (uint32_t id = 0; id < fl_strtab_count(t->st); id++) {
+		const char *nm = fl_strtab_str(t->st, id);
+		if (strncmp(nm, "nccl", 4) || !strstr(nm, "Kernel"))
+			continue;
+		has_sendrecv |= strstr(nm, "SendRecv") != NULL;
+		has_allreduce |= strstr(nm, "AllReduce") != NULL;
+	}
+	long sendrecv = has_sendrecv && !has_allreduce ? t->n_comm : 0, allreduce = has_allreduce;
+	long p = t->info.has_world_size ? t->info.world_size : 0;
+	if (!sendrecv || allreduce || p < 2)
+		return;
+	/* the transfers of the analysed steps (device events may trail the last step) */
+	double m = (double)sendrecv / (2.0 * n);
+	if (m < 1)
+		m = 1;
+	double formula = (double)(p - 1) / (m + (double)(p - 1));
+	double idle = 0;
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (t->steps[i].dur > 0) {
+			idle += 1 - t->steps[i].comp_us / t->steps[i].dur;
+			k++;
+		}
+	idle = k ? idle / k : 0;
+	struct dg_finding *g;
+	while ((g = find(fs, "input_starvation")))
+		drop(fs, g);
+	while ((g = find(fs, "optimizer_dominance")))
+		drop(fs, g);
+	if (formula < PIPE_SHARE || idle < 0.8 * formula)
+		return;
+	struct dg_finding *f = dg_add(fs, "pipeline_bubble", "more_microbatches", dg_ramp(formula, PIPE_SHARE, 0.5));
+	f->lost_us = idle * med_step(t, f_dur);
+	snprintf(f->summary, sizeof f->summary,
+		 "a pipeline stage (%.0f point-to-point transfers per step, no all-reduce) of %ld: about %.0f "
+		 "micro-batches, so the schedule idles (p-1)/(m+p-1) = %.0f%% of the step; measured %.0f%% device idle",
+		 2 * m, p, m, 100 * formula, 100 * idle);
+	snprintf(f->confirm, sizeof f->confirm,
+		 "device idle share %.0f%% per step against the bubble formula's %.0f%% for p = %ld, m = %.0f", 100 * idle,
+		 100 * formula, p, m);
+	snprintf(f->fix_how, sizeof f->fix_how,
+		 "more micro-batches per step (m = %.0f -> %.0f halves the bubble), or an interleaved 1F1B schedule", m,
+		 2 * m + (double)(p - 1));
+	dg_addn(f->evidence, "stages", (double)p);
+	dg_addn(f->evidence, "microbatches", m);
+	dg_addn(f->evidence, "bubble_formula", formula);
+	dg_addn(f->evidence, "device_idle_share", idle);
+}
+
 void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs)
 {
 	rule_recompile(t, fs);
@@ -538,4 +606,5 @@ void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs)
 	rule_h2d(t, fs);
 	rule_casts(t, fs);
 	rule_dvfs(t, fs);
+	rule_pipeline(t, fs); /* last: it drops its lookalikes' findings */
 }
