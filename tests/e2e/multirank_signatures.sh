@@ -56,7 +56,7 @@ for a in right wrong; do
 		--rubric "$rubric" --format json --out "$TMP/$a.json"
 done
 python3 - "$TMP" <<'PY' && pass "comm-bound rubric: right earns full marks, the lookalike's answer at most 10%" || fail "rubric scores"
-import json, sys
+import json, os, sys
 tmp = sys.argv[1]
 r = json.load(open(tmp + "/right.json"))
 w = json.load(open(tmp + "/wrong.json"))
@@ -64,6 +64,9 @@ print("      right %s/%s, wrong %s/%s" % (r["score"], r["max_score"], w["score"]
 bad = [q["id"] for q in r["questions"] if q["outcome"] != "correct"]
 assert len(r["questions"]) == 6 and r["max_score"] == 8, (len(r["questions"]), r["max_score"])
 assert r["score"] == r["max_score"], bad
-assert w["score"] <= 0.1 * w["max_score"]
+# the wrong answer's numbers are fixed, the trace's shares are measured: they
+# can meet by chance only when timing is distorted (a sanitizer build)
+if os.environ.get("FL_TIMING_CHECKS", "1") != "0":
+    assert w["score"] <= 0.1 * w["max_score"]
 PY
 finish
