@@ -63,65 +63,8 @@ static void k_mse(const struct fl_kernel_args *a)
 	a->out[0] = a->k ? a->out[0] + v : v;
 }
 
-static void k_scale(const struct fl_kernel_args *a)
-{
-	size_t n = (size_t)a->m * (size_t)a->n;
-	for (size_t i = 0; i < n; i++)
-		a->out[i] = a->a[i] * a->scalar;
-}
-
-/* out = a ⊙ (b > 0) */
-static void k_relu_back(const struct fl_kernel_args *a)
-{
-	size_t n = (size_t)a->m * (size_t)a->n;
-	for (size_t i = 0; i < n; i++)
-		a->out[i] = a->b[i] > 0.0f ? a->a[i] : 0.0f;
-}
-
-/* out (k×n) (+)= aᵀ · b, with a m×k and b m×n; scalar 0: overwrite, else accumulate */
-static void k_gemm_tn(const struct fl_kernel_args *a)
-{
-	const int M = a->m, N = a->n, K = a->k;
-	if (a->scalar == 0.0f)
-		memset(a->out, 0, (size_t)K * (size_t)N * sizeof(float));
-	for (int i = 0; i < M; i++)
-		for (int kk = 0; kk < K; kk++) {
-			const float av = a->a[(size_t)i * K + kk];
-			const float *restrict b = a->b + (size_t)i * N;
-			float *restrict c = a->out + (size_t)kk * N;
-			for (int j = 0; j < N; j++)
-				c[j] += av * b[j];
-		}
-}
-
-/* out (m×n) = a · bᵀ, with a m×k and b n×k */
-static void k_gemm_nt(const struct fl_kernel_args *a)
-{
-	const int M = a->m, N = a->n, K = a->k;
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++) {
-			const float *restrict x = a->a + (size_t)i * K, *restrict y = a->b + (size_t)j * K;
-			float s = 0;
-			for (int kk = 0; kk < K; kk++)
-				s += x[kk] * y[kk];
-			a->out[(size_t)i * N + j] = s;
-		}
-}
-
-static void k_sgd(const struct fl_kernel_args *a)
-{
-	size_t n = (size_t)a->m * (size_t)a->n;
-	for (size_t i = 0; i < n; i++)
-		a->out[i] -= a->scalar * a->a[i];
-}
-
 static const struct fl_kernel K_LINEAR = {"gemm_relu_kernel", k_linear_relu};
 static const struct fl_kernel K_MSE = {"mse_loss_kernel", k_mse};
-static const struct fl_kernel K_SCALE = {"mse_backward_kernel", k_scale};
-static const struct fl_kernel K_RELU_BACK = {"threshold_backward_kernel", k_relu_back};
-static const struct fl_kernel K_GEMM_TN = {"gemm_tn_kernel", k_gemm_tn};
-static const struct fl_kernel K_GEMM_NT = {"gemm_nt_kernel", k_gemm_nt};
-static const struct fl_kernel K_SGD = {"sgd_kernel", k_sgd};
 
 static struct {
 	uint32_t linear, mse, mse_back, relu_back, mm_back, send, recv, sgd;
@@ -303,7 +246,7 @@ void fl_pipe_backward(struct fl_workload *w)
 			uint32_t s = fl_span_begin(op.mse_back, FL_EV_CPU_OP);
 			struct fl_kernel_args ka = {.out = p->gin[i]->data, .a = a[L]->data, .m = R, .n = D,
 						    .scalar = 2.0f / (float)((double)w->batch * D)};
-			fl_rt_launch(rt, &K_SCALE, &ka);
+			fl_rt_launch(rt, &fl_train_k_scale, &ka);
 			fl_span_end(s);
 		} else {
 			transfer(w, p->gin[i], w->stage + 1, 0, TAG_GRAD);
@@ -312,16 +255,16 @@ void fl_pipe_backward(struct fl_workload *w)
 		for (int l = L - 1; l >= 0; l--) {
 			uint32_t s = fl_span_begin(op.relu_back, FL_EV_CPU_OP);
 			struct fl_kernel_args rb = {.out = p->dz->data, .a = dact, .b = a[l + 1]->data, .m = R, .n = D};
-			fl_rt_launch(rt, &K_RELU_BACK, &rb);
+			fl_rt_launch(rt, &fl_train_k_relu_back, &rb);
 			fl_span_end(s);
 			s = fl_span_begin(op.mm_back, FL_EV_CPU_OP);
 			struct fl_kernel_args gw = {.out = p->grads->data + (size_t)l * D * D, .a = l > 0 ? a[l]->data : in0,
 						    .b = p->dz->data, .m = R, .n = D, .k = D, .scalar = i > 0};
-			fl_rt_launch(rt, &K_GEMM_TN, &gw);
+			fl_rt_launch(rt, &fl_train_k_gemm_tn, &gw);
 			if (l > 0 || w->stage > 0) {
 				float *dst = l > 0 ? p->dact->data : p->gout[i]->data;
 				struct fl_kernel_args gx = {.out = dst, .a = p->dz->data, .b = w->w[l]->data, .m = R, .n = D, .k = D};
-				fl_rt_launch(rt, &K_GEMM_NT, &gx);
+				fl_rt_launch(rt, &fl_train_k_gemm_nt, &gx);
 				dact = dst;
 			}
 			fl_span_end(s);
@@ -339,7 +282,7 @@ void fl_pipe_optimizer(struct fl_workload *w)
 	for (int l = 0; l < w->layers; l++) {
 		struct fl_kernel_args a = {.out = w->w[l]->data, .a = w->pipe->grads->data + (size_t)l * D * D, .m = D,
 					   .n = D, .scalar = w->lr};
-		fl_rt_launch(rt, &K_SGD, &a);
+		fl_rt_launch(rt, &fl_train_k_sgd, &a);
 	}
 	fl_span_end(s);
 }

@@ -23,11 +23,12 @@ static void k_relu_back(const struct fl_kernel_args *a)
 		a->out[i] = a->b[i] > 0.0f ? a->a[i] : 0.0f;
 }
 
-/* out (k×n) = aᵀ · b, with a m×k and b m×n */
+/* out (k×n) (+)= aᵀ · b, with a m×k and b m×n; scalar 0: overwrite, else accumulate */
 static void k_gemm_tn(const struct fl_kernel_args *a)
 {
 	const int M = a->m, N = a->n, K = a->k;
-	memset(a->out, 0, (size_t)K * (size_t)N * sizeof(float));
+	if (a->scalar == 0.0f)
+		memset(a->out, 0, (size_t)K * (size_t)N * sizeof(float));
 	for (int i = 0; i < M; i++)
 		for (int kk = 0; kk < K; kk++) {
 			const float av = a->a[(size_t)i * K + kk];
@@ -60,11 +61,11 @@ static void k_sgd(const struct fl_kernel_args *a)
 		a->out[i] -= a->scalar * a->a[i];
 }
 
-static const struct fl_kernel K_SCALE = {"mse_backward_kernel", k_scale};
-static const struct fl_kernel K_RELU_BACK = {"threshold_backward_kernel", k_relu_back};
-static const struct fl_kernel K_GEMM_TN = {"gemm_tn_kernel", k_gemm_tn};
-static const struct fl_kernel K_GEMM_NT = {"gemm_nt_kernel", k_gemm_nt};
-static const struct fl_kernel K_SGD = {"sgd_kernel", k_sgd};
+const struct fl_kernel fl_train_k_scale = {"mse_backward_kernel", k_scale};
+const struct fl_kernel fl_train_k_relu_back = {"threshold_backward_kernel", k_relu_back};
+const struct fl_kernel fl_train_k_gemm_tn = {"gemm_tn_kernel", k_gemm_tn};
+const struct fl_kernel fl_train_k_gemm_nt = {"gemm_nt_kernel", k_gemm_nt};
+const struct fl_kernel fl_train_k_sgd = {"sgd_kernel", k_sgd};
 
 static struct {
 	uint32_t mse_back, relu_back, mm_back, all_reduce, sgd;
@@ -148,23 +149,23 @@ void fl_train_backward(struct fl_workload *w)
 	uint32_t s = fl_span_begin(op.mse_back, FL_EV_CPU_OP);
 	struct fl_kernel_args ka = {.out = dact->data, .a = w->act[w->layers]->data, .m = B, .n = D,
 				    .scalar = 2.0f / (float)(B * D)};
-	fl_rt_launch(rt, &K_SCALE, &ka);
+	fl_rt_launch(rt, &fl_train_k_scale, &ka);
 	fl_span_end(s);
 	for (int l = w->layers - 1; l >= 0; l--) {
 		struct fl_tensor *dz = fl_rt_empty(rt, B, D);
 		s = fl_span_begin(op.relu_back, FL_EV_CPU_OP);
 		struct fl_kernel_args rb = {.out = dz->data, .a = dact->data, .b = w->act[l + 1]->data, .m = B, .n = D};
-		fl_rt_launch(rt, &K_RELU_BACK, &rb);
+		fl_rt_launch(rt, &fl_train_k_relu_back, &rb);
 		fl_span_end(s);
 		fl_tensor_free(rt, dact);
 		dact = NULL;
 		s = fl_span_begin(op.mm_back, FL_EV_CPU_OP);
 		struct fl_kernel_args gw = {.out = grad_of(w, l), .a = w->act[l]->data, .b = dz->data, .m = B, .n = D, .k = D};
-		fl_rt_launch(rt, &K_GEMM_TN, &gw);
+		fl_rt_launch(rt, &fl_train_k_gemm_tn, &gw);
 		if (l > 0) {
 			dact = fl_rt_empty(rt, B, D);
 			struct fl_kernel_args gx = {.out = dact->data, .a = dz->data, .b = w->w[l]->data, .m = B, .n = D, .k = D};
-			fl_rt_launch(rt, &K_GEMM_NT, &gx);
+			fl_rt_launch(rt, &fl_train_k_gemm_nt, &gx);
 		}
 		fl_span_end(s);
 		fl_tensor_free(rt, dz);
@@ -187,7 +188,7 @@ void fl_train_optimizer(struct fl_workload *w)
 	for (int l = 0; l < w->layers; l++) {
 		struct fl_kernel_args a = {.out = w->w[l]->data, .a = grad_of(w, l), .m = D, .n = D,
 					   .scalar = w->lr / (float)w->world};
-		fl_rt_launch(rt, &K_SGD, &a);
+		fl_rt_launch(rt, &fl_train_k_sgd, &a);
 	}
 	fl_span_end(s);
 }

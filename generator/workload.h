@@ -68,6 +68,12 @@ int fl_workload_has_phase(int train, const char *phase);
 void fl_workload_run_phase(struct fl_workload *w, const char *phase);
 void fl_workload_release(struct fl_workload *w);
 
+/* the training kernels (train.c), shared with the pipeline workload: scale
+ * (out = a·scalar), relu_back (out = a ⊙ (b > 0)), gemm_tn (out (+)= aᵀb,
+ * accumulating when scalar != 0), gemm_nt (out = a·bᵀ), sgd (out -= scalar·a) */
+extern const struct fl_kernel fl_train_k_scale, fl_train_k_relu_back, fl_train_k_gemm_tn, fl_train_k_gemm_nt,
+	fl_train_k_sgd;
+
 /* training phases (train.c) */
 void fl_train_forward(struct fl_workload *w);
 void fl_train_backward(struct fl_workload *w);
