@@ -9,10 +9,39 @@
 #define MAX_DEPTH 16
 #define MAX_ARGS 16
 
+/* The kinds of reference: the truth itself, or a document the context
+ * computes on the first reference to it (the metrics of the truth's traces,
+ * the fleet analysis, the diagnosis) and the parser keeps for the rest. */
+enum { REF_TRUTH, REF_TRACE, REF_FLEET, REF_DIAGNOSIS, N_REFS };
+typedef enum fl_status (*ref_source)(void *arg, const cJSON **doc);
+static const struct ref_kind {
+	const char *prefix, *name, *where, *missing;
+} ref_kinds[N_REFS] = {
+	[REF_TRUTH] = {"truth:", "truth", NULL, NULL},
+	[REF_TRACE] = {"trace:", "trace", "the trace's metrics", "no trace is available to this rubric"},
+	[REF_FLEET] = {"fleet:", "fleet", "the fleet analysis", "no fleet log is available to this rubric"},
+	[REF_DIAGNOSIS] = {"diagnosis:", "diagnosis", "the diagnosis of the trace", "no trace is available to this rubric"},
+};
+
+/* The context's callback that computes a kind's document (NULL: none). */
+static ref_source source_of(const struct fl_ref_ctx *c, int kind)
+{
+	return kind == REF_TRACE ? c->trace_metrics : kind == REF_FLEET ? c->fleet_metrics
+	       : kind == REF_DIAGNOSIS ? c->diagnosis : NULL;
+}
+
+/* The kind of reference s starts with, or -1. */
+static int ref_kind_of(const char *s)
+{
+	for (int k = 0; k < N_REFS; k++)
+		if (!strncmp(s, ref_kinds[k].prefix, strlen(ref_kinds[k].prefix)))
+			return k;
+	return -1;
+}
+
 int fl_ref_is_expression(const char *s)
 {
-	if (!strncmp(s, "truth:", 6) || !strncmp(s, "trace:", 6) || !strncmp(s, "fleet:", 6) ||
-	    !strncmp(s, "diagnosis:", 10))
+	if (ref_kind_of(s) >= 0)
 		return 1;
 	const char *p = s;
 	while (islower((unsigned char)*p) || *p == '_')
@@ -27,9 +56,7 @@ struct parser {
 	size_t i;
 	struct fl_ref_ctx *ctx;
 	int depth;
-	const cJSON *trace_metrics;
-	const cJSON *fleet_metrics;
-	const cJSON *diagnosis;
+	const cJSON *doc[N_REFS]; /* the computed documents, once computed */
 };
 
 static void skip_ws(struct parser *p)
@@ -47,9 +74,9 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out);
 
 static enum fl_status eval_ref(struct parser *p, cJSON **out)
 {
-	int is_trace = !strncmp(p->s + p->i, "trace:", 6), is_fleet = !strncmp(p->s + p->i, "fleet:", 6);
-	int is_diag = !strncmp(p->s + p->i, "diagnosis:", 10);
-	p->i += is_diag ? 10 : 6;
+	int kind = ref_kind_of(p->s + p->i);
+	const struct ref_kind *rk = &ref_kinds[kind];
+	p->i += strlen(rk->prefix);
 	size_t start = p->i;
 	int in_brackets = 0, in_quote = 0;
 	for (char c; (c = p->s[p->i]); p->i++) {
@@ -75,45 +102,24 @@ static enum fl_status eval_ref(struct parser *p, cJSON **out)
 	const cJSON *root = p->ctx->truth;
 	const char *where = p->ctx->truth_name;
 	enum fl_status st = FL_OK;
-	if (is_trace) {
-		if (!p->trace_metrics) {
-			if (!p->ctx->trace_metrics) {
-				st = fl_error(FL_EINTERNAL, "trace:%s: no trace is available to this rubric", path);
+	if (kind != REF_TRUTH) {
+		if (!p->doc[kind]) {
+			ref_source src = source_of(p->ctx, kind);
+			if (!src) {
+				st = fl_error(FL_EINTERNAL, "%s%s: %s", rk->prefix, path, rk->missing);
 				goto out;
 			}
-			if ((st = p->ctx->trace_metrics(p->ctx->arg, &p->trace_metrics)))
+			if ((st = src(p->ctx->arg, &p->doc[kind])))
 				goto out;
 		}
-		root = p->trace_metrics;
-		where = "the trace's metrics";
-	} else if (is_fleet) {
-		if (!p->fleet_metrics) {
-			if (!p->ctx->fleet_metrics) {
-				st = fl_error(FL_EINTERNAL, "fleet:%s: no fleet log is available to this rubric", path);
-				goto out;
-			}
-			if ((st = p->ctx->fleet_metrics(p->ctx->arg, &p->fleet_metrics)))
-				goto out;
-		}
-		root = p->fleet_metrics;
-		where = "the fleet analysis";
-	} else if (is_diag) {
-		if (!p->diagnosis) {
-			if (!p->ctx->diagnosis) {
-				st = fl_error(FL_EINTERNAL, "diagnosis:%s: no trace is available to this rubric", path);
-				goto out;
-			}
-			if ((st = p->ctx->diagnosis(p->ctx->arg, &p->diagnosis)))
-				goto out;
-		}
-		root = p->diagnosis;
-		where = "the diagnosis of the trace";
+		root = p->doc[kind];
+		where = rk->where;
 	}
 	char why[300];
 	const cJSON *v = fl_json_path(root, path, why, sizeof(why));
 	if (!v) {
 		st = fl_error(FL_EINTERNAL, "%s key '%s' not found in '%s' (%s)",
-			      is_trace ? "trace" : is_fleet ? "fleet" : is_diag ? "diagnosis" : "truth", path, where, why);
+			      rk->name, path, where, why);
 		goto out;
 	}
 	*out = cJSON_Duplicate(v, 1);
@@ -320,8 +326,7 @@ static enum fl_status parse_expr(struct parser *p, cJSON **out)
 	skip_ws(p);
 	const char *c = p->s + p->i;
 	enum fl_status st;
-	if (!strncmp(c, "truth:", 6) || !strncmp(c, "trace:", 6) || !strncmp(c, "fleet:", 6) ||
-	    !strncmp(c, "diagnosis:", 10)) {
+	if (ref_kind_of(c) >= 0) {
 		st = eval_ref(p, out);
 	} else if (isdigit((unsigned char)*c) || *c == '-' || *c == '+' || *c == '.') {
 		char *end;
