@@ -129,29 +129,6 @@ static cJSON *text_item(const char *s)
 	return r;
 }
 
-static void add_multiline(cJSON *obj, const char *key, const char *s)
-{
-	/* keep newlines and tabs, clean the rest line by line */
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = s ? s : "";
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		char *line = strndup(p, n);
-		if (!line)
-			abort();
-		char *c = fl_clean_text(line, 1u << 20);
-		strbuf_adds(&sb, c);
-		free(c);
-		free(line);
-		if (e)
-			strbuf_adds(&sb, "\n");
-		p += n + (e ? 1 : 0);
-	}
-	cJSON_AddStringToObject(obj, key, sb.buf ? sb.buf : "");
-	strbuf_release(&sb);
-}
-
 /* Markdown (Gradescope's output_format "md"): each line is cleaned as above,
  * then every ASCII punctuation character is backslash-escaped — CommonMark
  * renders an escaped punctuation character as itself, so no learner text can
@@ -168,7 +145,9 @@ static void md_escape(struct strbuf *sb, const char *s)
 	}
 }
 
-static void add_markdown(cJSON *obj, const char *key, const char *s)
+/* Text for a report field, newlines kept and each line cleaned
+ * (fl_clean_text); md: as Markdown (md_escape, and hard line breaks). */
+static void add_lines(cJSON *obj, const char *key, const char *s, int md)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *p = s ? s : "";
@@ -179,16 +158,25 @@ static void add_markdown(cJSON *obj, const char *key, const char *s)
 		if (!line)
 			abort();
 		char *c = fl_clean_text(line, 1u << 20);
-		md_escape(&sb, c);
+		if (md)
+			md_escape(&sb, c);
+		else
+			strbuf_adds(&sb, c);
 		free(c);
 		free(line);
-		if (e) /* a hard break inside a paragraph; a plain line end before an empty line or at the end */
-			strbuf_adds(&sb, n && e[1] && e[1] != '\n' ? "\\\n" : "\n");
+		/* Markdown: a hard break inside a paragraph; a plain line end before
+		 * an empty line or at the end */
+		if (e)
+			strbuf_adds(&sb, md && n && e[1] && e[1] != '\n' ? "\\\n" : "\n");
 		p += n + (e ? 1 : 0);
 	}
 	cJSON_AddStringToObject(obj, key, sb.buf ? sb.buf : "");
 	strbuf_release(&sb);
 }
+
+static void add_multiline(cJSON *obj, const char *key, const char *s) { add_lines(obj, key, s, 0); }
+
+static void add_markdown(cJSON *obj, const char *key, const char *s) { add_lines(obj, key, s, 1); }
 
 static void print_json(cJSON *root, struct strbuf *out)
 {
