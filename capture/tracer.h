@@ -172,7 +172,9 @@ static inline const struct fl_op_inputs *fl_event_inputs_of(const struct fl_tbuf
 											     : NULL;
 }
 
-static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
+/* Claim the calling thread's next event slot for an open span (its start
+ * time not yet taken): the slot, or FL_SLOT_NONE when not recording or full. */
+static inline uint32_t fl_slot_open(uint32_t name, enum fl_event_kind kind)
 {
 	struct fl_tbuf *b = fl_tls_tbuf;
 	if (!fl_tracer_recording || !b)
@@ -191,7 +193,14 @@ static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
 	e->stream = -1;
 	e->value = 0;
 	e->t1 = 0;
-	e->t0 = fl_clock_ticks();
+	return i;
+}
+
+static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
+{
+	uint32_t i = fl_slot_open(name, kind);
+	if (i != FL_SLOT_NONE)
+		fl_tls_tbuf->ev[i].t0 = fl_clock_ticks();
 	return i;
 }
 
@@ -200,23 +209,11 @@ static inline uint32_t fl_span_begin(uint32_t name, enum fl_event_kind kind)
  * first timestamp. n == 0 records no inputs; n is capped at FL_OP_MAX_INPUTS. */
 static inline uint32_t fl_op_begin(uint32_t name, const struct fl_input *in, uint32_t n)
 {
+	uint32_t i = fl_slot_open(name, FL_EV_CPU_OP);
+	if (i == FL_SLOT_NONE)
+		return i;
 	struct fl_tbuf *b = fl_tls_tbuf;
-	if (!fl_tracer_recording || !b)
-		return FL_SLOT_NONE;
-	uint32_t i = b->n;
-	if (__builtin_expect(i >= b->cap, 0)) {
-		b->dropped++;
-		return FL_SLOT_NONE;
-	}
-	b->n = i + 1;
 	struct fl_event *e = &b->ev[i];
-	e->name = name;
-	e->kind = (uint16_t)FL_EV_CPU_OP;
-	e->depth = (uint16_t)b->depth++;
-	e->corr = 0;
-	e->stream = -1;
-	e->value = 0;
-	e->t1 = 0;
 	uint32_t k = b->n_shapes;
 	if (n && __builtin_expect(k < b->cap_shapes, 1)) {
 		struct fl_op_inputs *s = &b->shapes[k];
