@@ -3,6 +3,7 @@
  * per-step aggregates on the step's thread and the device rows. See
  * diagnose_internal.h. */
 #include "grader/analysis/diagnose_internal.h"
+#include "common/stats.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -30,24 +31,9 @@ struct read_ctx {
 
 const char *dg_str(const struct dg_trace *t, uint32_t id) { return fl_strtab_str(t->st, id); }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 double dg_median(const double *v, int n)
 {
-	if (n <= 0)
-		return 0;
-	double *c = malloc(sizeof(double) * (size_t)n);
-	if (!c)
-		abort();
-	memcpy(c, v, sizeof(double) * (size_t)n);
-	qsort(c, (size_t)n, sizeof(double), cmp_d);
-	double m = (n & 1) ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-	free(c);
-	return m;
+	return n > 0 ? fl_median(v, (size_t)n) : 0;
 }
 
 /* What a name says (computed once per name id). */

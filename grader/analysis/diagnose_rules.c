@@ -4,6 +4,7 @@
  * where they come from) and, above it, adds a finding with a score in
  * [0.5, 1] that grows with the size of the effect. */
 #include "grader/analysis/diagnose_internal.h"
+#include "common/stats.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -535,12 +536,6 @@ static void rule_sync(const struct dg_trace *t, struct dg_findings *fs)
 	addn(f->evidence, "cost_share_of_busy_step", cost);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_findings *fs)
 {
 	if (n < 2)
@@ -558,7 +553,7 @@ static void rule_straggler(const struct dg_trace *t, size_t n, struct dg_finding
 	for (size_t i = 0; i < n; i++)
 		if (i != c || n >= 3)
 			o[m++] = t[i].comp_us;
-	qsort(o, m, sizeof(double), cmp_dbl);
+	fl_sort_doubles(o, m);
 	double med = dg_median(o, (int)m);
 	free(o);
 	if (med <= 0)
