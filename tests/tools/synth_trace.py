@@ -14,6 +14,7 @@ float ts with ns digits; events without dur or cat; a negative duration.
 Events are shuffled; metadata keys come before and after traceEvents. Even
 ranks are written as .json.gz, odd ranks as plain .json.
 """
+import argparse
 import gzip
 import json
 import os
@@ -121,11 +122,13 @@ def rank_trace(rank, world, steps, rnd):
 
 
 def main():
-    out = sys.argv[1]
-    args = sys.argv[2:]
-    ranks = int(args[args.index("--ranks") + 1]) if "--ranks" in args else 2
-    steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 4
-    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else 1
+    ap = argparse.ArgumentParser(description="Write synthetic.rank-R.json[.gz] into OUT.")
+    ap.add_argument("out", metavar="OUT")
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    out, ranks, steps, seed = a.out, a.ranks, a.steps, a.seed
     os.makedirs(out, exist_ok=True)
     for r in range(ranks):
         rnd = random.Random(seed * 1000 + r)
