@@ -19,7 +19,6 @@ import gzip
 import json
 import os
 import random
-import sys
 
 
 def rank_trace(rank, world, steps, rnd):
