@@ -214,9 +214,17 @@ static void periods_text(const cJSON *m, struct strbuf *out)
 		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(p, "long_steps"))
 			strbuf_addf(out, "%s %g", k++ ? "," : "", s->valuedouble);
 		const cJSON *per = cJSON_GetObjectItemCaseSensitive(p, "period");
-		if (cJSON_IsNumber(per))
+		if (cJSON_IsNumber(per)) {
 			strbuf_addf(out, " -> period %g, phase %g", per->valuedouble, num_at(p, "phase"));
-		else
+			const cJSON *off = cJSON_GetObjectItemCaseSensitive(p, "off_pattern_steps");
+			if (cJSON_GetArraySize(off)) {
+				strbuf_addf(out, " (confidence %.2f; off the pattern: step", num_at(p, "confidence"));
+				int q = 0;
+				cJSON_ArrayForEach(s, off)
+					strbuf_addf(out, "%s %g", q++ ? "," : "", s->valuedouble);
+				strbuf_adds(out, ")");
+			}
+		} else
 			strbuf_adds(out, " -> no regular period");
 		strbuf_addf(out, " (long p50 %.3f ms vs %.3f ms; excess %.3f ms)\n", num_at(p, "long_p50_ms"),
 			    num_at(p, "short_p50_ms"), num_at(p, "excess_ms"));

@@ -81,92 +81,6 @@ static struct fl_name_stat *find_or_add(struct fl_name_stat **arr, size_t *n, st
 	return s;
 }
 
-/* ---- periods ---- */
-
-static long mod_pos(long a, long p) { return ((a % p) + p) % p; }
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
-int fl_detect_period(const double *values, const int *step_num, size_t n, double median_step_ms,
-		     struct fl_span_period *p)
-{
-	memset(p, 0, sizeof(*p));
-	if (n < 3)
-		return 0;
-	double *s = fl_sorted_copy(values, n);
-	size_t j = 0;
-	for (size_t i = 0; i + 1 < n; i++)
-		if (s[i + 1] - s[i] > s[j + 1] - s[j])
-			j = i;
-	double low_max = s[j], high_min = s[j + 1];
-	free(s);
-	double floor_ms = fmax(0.1, 0.25 * median_step_ms);
-	if (!(high_min - low_max >= floor_ms) || !(high_min >= 2 * low_max))
-		return 0;
-	p->threshold_ms = (low_max + high_min) / 2;
-	p->long_steps = xcalloc(n, sizeof(int));
-	double *lo = xcalloc(n, sizeof(double)), *hi = xcalloc(n, sizeof(double));
-	size_t n_lo = 0, n_hi = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (values[i] > low_max) {
-			hi[n_hi++] = values[i];
-			p->long_steps[p->n_long++] = step_num[i];
-		} else {
-			lo[n_lo++] = values[i];
-		}
-	}
-	qsort(p->long_steps, p->n_long, sizeof(int), cmp_int);
-	p->long_p50_ms = fl_p50_upper(hi, n_hi);
-	p->short_p50_ms = fl_p50_upper(lo, n_lo);
-	for (size_t i = 0; i < n_hi; i++)
-		p->excess_ms += hi[i] - p->short_p50_ms;
-	free(lo);
-	free(hi);
-	/* One long step is no evidence of a period. A period p puts every long step
-	 * in one residue class, so p divides g, the gcd of their differences:
-	 * only g's divisors are tried (at most a few thousand, each checked over
-	 * the steps present), never every number up to the span of the step
-	 * numbers. Long steps that all share one number (g = 0) have no period. */
-	if (p->n_long >= 2) {
-		uint64_t g = 0;
-		for (size_t i = 1; i < p->n_long; i++) {
-			uint64_t d = (uint64_t)((int64_t)p->long_steps[i] - p->long_steps[0]);
-			while (d) {
-				uint64_t t = g % d;
-				g = d;
-				d = t;
-			}
-		}
-		/* the divisors of g in increasing order: the small ones first, then the large */
-		uint64_t small[2048], large_rev[2048]; /* a number below 2^32 has at most 1344 divisors */
-		size_t ns = 0, nl = 0;
-		for (uint64_t d = 1; g && d * d <= g && ns < 2048; d++)
-			if (g % d == 0) {
-				small[ns++] = d;
-				if (d * d != g)
-					large_rev[nl++] = g / d;
-			}
-		for (size_t k = 0; k < ns + nl && !p->period; k++) {
-			uint64_t per = k < ns ? small[k] : large_rev[nl - 1 - (k - ns)];
-			if (per < 2 || per > INT_MAX)
-				continue;
-			long phase = mod_pos(p->long_steps[0], (long)per);
-			int fits = 1;
-			for (size_t i = 0; i < n && fits; i++)
-				fits = (mod_pos(step_num[i], (long)per) == phase) == (values[i] > low_max);
-			if (fits) {
-				p->period = (int)per;
-				p->phase = (int)phase;
-			}
-		}
-	}
-	return 1;
-}
-
 /* ---- gaps ---- */
 
 struct gap_scan {
@@ -537,10 +451,15 @@ static cJSON *periods_json(const struct fl_host_metrics *m)
 		if (p->period) {
 			cJSON_AddNumberToObject(j, "period", p->period);
 			cJSON_AddNumberToObject(j, "phase", p->phase);
+			cJSON_AddNumberToObject(j, "confidence", p->confidence);
 		} else {
 			cJSON_AddNullToObject(j, "period");
 			cJSON_AddNullToObject(j, "phase");
+			cJSON_AddNullToObject(j, "confidence");
 		}
+		cJSON *off = cJSON_AddArrayToObject(j, "off_pattern_steps");
+		for (size_t k = 0; k < p->n_off; k++)
+			cJSON_AddItemToArray(off, cJSON_CreateNumber(p->off_steps[k]));
 		cJSON_AddNumberToObject(j, "threshold_ms", p->threshold_ms);
 		cJSON_AddNumberToObject(j, "long_p50_ms", p->long_p50_ms);
 		cJSON_AddNumberToObject(j, "short_p50_ms", p->short_p50_ms);
@@ -607,7 +526,7 @@ void fl_host_metrics_release(struct fl_host_metrics *m)
 	for (size_t i = 0; i < m->n_op_names; i++)
 		free(m->ops[i].per_step_ms);
 	for (size_t i = 0; i < m->n_periods; i++)
-		free(m->periods[i].long_steps);
+		fl_free_period(&m->periods[i]);
 	free(m->spans);
 	free(m->ops);
 	free(m->step_num);

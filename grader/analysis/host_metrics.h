@@ -17,12 +17,15 @@
  * a pause); on a device row it is device idle time. Trace-category events (the
  * profiler's own window) are ignored.
  *
- * Periods: for each span, the steps in which it is long. The per-step lengths
- * are split at their largest jump; the split counts only when the long side is
- * at least twice the short side and the jump is at least max(0.1 ms, 25% of the
- * median step). The period is the smallest p >= 2 whose residue class (step
- * number mod p == phase) is exactly the set of long steps among the recorded
- * steps; 0 when no p fits (irregular).
+ * Periods: for each span, the steps in which it is long, and their period
+ * (host_period.c). The per-step lengths split into short and long at a gap
+ * of at least max(0.1 ms, 25% of the median step) with the long side at least
+ * twice the short side, candidates ranked by the ratio across the gap. The
+ * period is the smallest p >= 2 whose residue class (step number mod p ==
+ * phase) is exactly the set of long steps (confidence 1); failing that, the
+ * best p that leaves at most max(1, n/10) steps off the pattern, with its
+ * confidence (overlap of pattern and long steps) and the off-pattern steps;
+ * 0 when nothing fits (irregular).
  */
 #ifndef FL_HOST_METRICS_H
 #define FL_HOST_METRICS_H
@@ -58,6 +61,9 @@ struct fl_span_period {
 	int *long_steps;       /* step numbers (ProfilerStep#N), ascending */
 	int period;            /* 0: no period fits */
 	int phase;             /* step number mod period of the long steps */
+	double confidence;     /* 1: every step fits the pattern; less: |pattern and long| / |pattern or long| */
+	size_t n_off;
+	int *off_steps;        /* step numbers off the pattern (long outside it, short inside), ascending */
 	double threshold_ms;   /* long means >= this */
 	double long_p50_ms, short_p50_ms;
 	double excess_ms;      /* sum over long steps of (length - short p50) */
@@ -102,6 +108,8 @@ cJSON *fl_host_metrics_json(const struct fl_host_metrics *m);
  * p (long_steps malloc'd) when the series splits, 0 otherwise. */
 int fl_detect_period(const double *values, const int *step_num, size_t n, double median_step_ms,
 		     struct fl_span_period *p);
+/* Frees what fl_detect_period allocated in p. */
+void fl_free_period(struct fl_span_period *p);
 void fl_host_metrics_release(struct fl_host_metrics *m);
 
 #endif

@@ -762,6 +762,61 @@ START_TEST(test_period_detection)
 }
 END_TEST
 
+/* Noise made on purpose: the detector must keep the period when one instance
+ * is an outlier or a load spike stretches a clean step, and say how sure it is. */
+START_TEST(test_period_noise)
+{
+	int steps[12];
+	for (int i = 0; i < 12; i++)
+		steps[i] = i;
+	struct fl_span_period p;
+	/* a cold first instance three times the others (184 vs 61, 64 ms): the
+	 * largest jump (64 -> 184) would leave it alone and find no period */
+	double cold[] = {184, 1.2, 1.1, 61, 1.3, 1.0, 64, 1.2, 1.1, 62, 1.4, 1.2};
+	ck_assert(fl_detect_period(cold, steps, 12, 30, &p));
+	ck_assert_int_eq(p.period, 3);
+	ck_assert_int_eq(p.phase, 0);
+	ck_assert_int_eq(p.n_long, 4);
+	ck_assert_double_eq(p.confidence, 1.0);
+	ck_assert_int_eq(p.n_off, 0);
+	fl_free_period(&p);
+	/* a load spike stretches clean step 6 to 30 ms (long steps 60 ms): the
+	 * split above the spike fits exactly */
+	double spike[] = {2, 60, 2.1, 2, 1.9, 61, 30, 2, 2.2, 60, 2, 2};
+	ck_assert(fl_detect_period(spike, steps, 12, 30, &p));
+	ck_assert_int_eq(p.period, 4);
+	ck_assert_int_eq(p.phase, 1);
+	ck_assert_int_eq(p.n_long, 3);
+	ck_assert_double_eq(p.confidence, 1.0);
+	fl_free_period(&p);
+	/* a spike as long as the stalls (50 vs 60 ms): no split leaves it out,
+	 * the period stays with a confidence below 1 and names the step */
+	double spike2[] = {2, 60, 2.1, 2, 1.9, 61, 50, 2, 2.2, 60, 2, 2};
+	ck_assert(fl_detect_period(spike2, steps, 12, 30, &p));
+	ck_assert_int_eq(p.period, 4);
+	ck_assert_int_eq(p.phase, 1);
+	ck_assert_int_eq(p.n_long, 4);
+	ck_assert_double_eq_tol(p.confidence, 0.75, 1e-9);
+	ck_assert_int_eq(p.n_off, 1);
+	ck_assert_int_eq(p.off_steps[0], 6);
+	fl_free_period(&p);
+	/* a stall absorbed in one instance (step 5 short): period 2 kept */
+	double missed[] = {1, 40, 1, 41, 1, 1.5, 1, 40, 1, 42, 1, 40};
+	ck_assert(fl_detect_period(missed, steps, 12, 20, &p));
+	ck_assert_int_eq(p.period, 2);
+	ck_assert_int_eq(p.phase, 1);
+	ck_assert(p.confidence < 1 && p.confidence > 0.8);
+	ck_assert_int_eq(p.n_off, 1);
+	ck_assert_int_eq(p.off_steps[0], 5);
+	fl_free_period(&p);
+	/* random long steps stay irregular: too many off every pattern */
+	double random_long[] = {1, 9, 9, 1, 1, 9, 1, 9, 1, 1, 1, 9};
+	ck_assert(fl_detect_period(random_long, steps, 12, 4, &p));
+	ck_assert_int_eq(p.period, 0);
+	fl_free_period(&p);
+}
+END_TEST
+
 static Suite *grader_suite(void)
 {
 	Suite *s = suite_create("grader");
@@ -792,6 +847,7 @@ static Suite *grader_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("periods");
 	tcase_add_test(tc, test_period_detection);
+	tcase_add_test(tc, test_period_noise);
 	suite_add_tcase(s, tc);
 	return s;
 }
