@@ -8,8 +8,9 @@
 const char fl_faults_usage[] =
 	"usage: faultline faults\n"
 	"\n"
-	"Lists every fault module: its catalog family and fix, and each parameter with\n"
-	"its default and allowed range.\n";
+	"Lists every fault module: its catalog family and fix, what it runs on (the\n"
+	"backends it lists, and the workload kind, mode and ranks it needs), and each\n"
+	"parameter with its default and allowed range.\n";
 
 const struct fl_opt fl_faults_opts[] = {
 	{NULL},
@@ -25,7 +26,12 @@ enum fl_status fl_cmd_faults(int argc, char **argv)
 		return st;
 	for (size_t i = 0; fl_faults[i]; i++) {
 		const struct fl_fault_ops *f = fl_faults[i];
-		printf("%s\n  %s\n  family: %s    fix: %s\n  parameters:\n", f->name, f->summary, f->family, f->fix);
+		printf("%s\n  %s\n  family: %s    fix: %s\n", f->name, f->summary, f->family, f->fix);
+		printf("  runs on: backends %s; workload %s%s", f->backends ? f->backends : "cpu emu cuda",
+		       f->workload ? f->workload : "mlp", f->needs_train ? " (train)" : "");
+		if (f->min_ranks > 1)
+			printf("; %d+ ranks", f->min_ranks);
+		printf("\n  parameters:\n");
 		for (size_t k = 0; k < f->n_params; k++) {
 			const struct fl_param_spec *p = &f->params[k];
 			char def[64], range[64];

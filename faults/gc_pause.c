@@ -7,14 +7,26 @@
  * chasing in allocation-random order, like a real tracing collector) and sweeps
  * every object, freeing the dead. The pause is real work and grows with the heap.
  *
- * The heap is sized at init, outside the recorded window, by measurement: a
- * first estimate from a small heap's cost per live and per dead object, then
- * trial collections at the real size until the first collection lasts about
- * `pause_ms` (size_heap). Objects are 512 bytes, so a heap of a few hundred
- * thousand of them is well past the last-level cache: every marked object is a
- * memory access, whatever else the machine's caches hold (a heap straddling
- * the cache size would cost 20x more per object at 3x the size).
+ * `pause_ms` is the first collection a learner sees: the first one in the
+ * recorded window. The heap is sized for it at init, by measurement: a first
+ * estimate from a small heap's cost per live and per dead object, then trial
+ * collections at the real size (size_heap). A trial at init runs with nothing
+ * else going on; the collections of the run follow workload steps, whose
+ * memory traffic makes each marked object cost more. So every collection
+ * before the window (the warm-up steps) is a measurement too: its cost per
+ * object, at the real heap in the real loop, resizes the live heap so the
+ * first recorded collection lasts `pause_ms` (retune) — growing it by
+ * allocating, shrinking it by dropping root chains and collecting, all in
+ * unrecorded steps. Inside the window nothing is adjusted: the pauses grow as
+ * the heap grows (`growth_pct`).
+ *
+ * Survivors are 512 bytes, so a heap of a few hundred thousand of them is well
+ * past the last-level cache: every marked object is a memory access, whatever
+ * else the machine's caches hold (a heap straddling the cache size would cost
+ * 20x more per object at 3x the size). Short-lived objects are small (a header:
+ * 32 bytes), as a loop's temporaries are; the collector never reads past it.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +37,12 @@ struct obj {
 	struct obj *all_next;  /* every object, for the sweep */
 	struct obj *ref[2];    /* ref[0]: root chain; ref[1]: a random older object */
 	uint32_t mark;
-	uint32_t payload[121]; /* 512-byte objects: the object's data, which the collector does not scan */
+	uint32_t payload[];    /* a survivor's data, which the collector does not scan */
 };
+
+/* survivors are 512 bytes; a short-lived object is the header only */
+#define LIVE_SIZE 512
+#define DEAD_SIZE sizeof(struct obj)
 
 #define N_ROOTS 1024
 
@@ -51,13 +67,24 @@ struct sizing {
 	double trial_ms, target_ms;
 };
 
+/* what retune did before the recorded window */
+struct retune {
+	int rounds;             /* collections before the window that resized the heap */
+	double measured_ms;     /* the last such collection */
+	double predicted_ms;    /* what the model said it would last */
+	size_t live_before, live_after;
+};
+
 struct gc_state {
 	struct heap h;
 	struct fl_fault *f;
 	struct fl_step_ctx *ctx;
 	double predicted_ms;
 	size_t freed;
+	long first_target;      /* the step of the first collection in the recorded window */
+	double g, churn;
 	struct sizing sizing;
+	struct retune retune;
 };
 
 static const struct fl_param_spec params[] = {
@@ -79,11 +106,10 @@ static uint64_t rnd(uint64_t *s)
 
 static void heap_alloc(struct heap *h, int live)
 {
-	struct obj *o = malloc(sizeof(*o));
+	struct obj *o = malloc(live ? LIVE_SIZE : DEAD_SIZE);
 	if (!o)
 		abort();
 	o->ref[0] = o->ref[1] = NULL;
-	o->payload[0] = (uint32_t)h->n_live; /* the first word of its data; the rest is left as it comes */
 	o->mark = h->epoch;
 	o->all_next = h->all;
 	h->all = o;
@@ -91,6 +117,7 @@ static void heap_alloc(struct heap *h, int live)
 		h->n_dead++;
 		return;
 	}
+	o->payload[0] = (uint32_t)h->n_live; /* the first word of its data; the rest is left as it comes */
 	size_t r = (size_t)(rnd(&h->rng) % N_ROOTS);
 	o->ref[0] = h->roots[r];
 	h->roots[r] = o;
@@ -106,6 +133,15 @@ static void heap_alloc(struct heap *h, int live)
 /* Mark from the roots, then sweep: returns the number of objects freed. */
 static size_t heap_collect(struct heap *h)
 {
+	/* the mark stack holds at most every live object (grown if retune grew the heap) */
+	if (h->cap_stack < h->n_live + N_ROOTS + 16) {
+		size_t cap = h->n_live + h->n_live / 4 + N_ROOTS + 16;
+		struct obj **st = realloc(h->stack, cap * sizeof(*st));
+		if (!st)
+			abort();
+		h->stack = st;
+		h->cap_stack = cap;
+	}
 	uint32_t m = ++h->epoch;
 	size_t sp = 0;
 	for (size_t r = 0; r < N_ROOTS; r++) {
@@ -124,7 +160,7 @@ static size_t heap_collect(struct heap *h)
 			}
 		}
 	}
-	size_t freed = 0;
+	size_t freed = 0, kept = 0;
 	struct obj **pp = &h->all;
 	while (*pp) {
 		struct obj *o = *pp;
@@ -134,10 +170,49 @@ static size_t heap_collect(struct heap *h)
 			freed++;
 		} else {
 			pp = &o->all_next;
+			kept++;
 		}
 	}
 	h->n_dead = 0;
+	h->n_live = kept;
 	return freed;
+}
+
+/* After live objects were dropped: the sample that new objects point into is
+ * drawn again from the survivors (it may hold freed ones). */
+static void resample(struct heap *h)
+{
+	h->n_sample = 0;
+	size_t seen = 0;
+	for (struct obj *o = h->all; o; o = o->all_next, seen++) {
+		if (h->n_sample < h->cap_sample)
+			h->live_sample[h->n_sample++] = o;
+		else if (rnd(&h->rng) % (seen + 1) < h->cap_sample)
+			h->live_sample[rnd(&h->rng) % h->cap_sample] = o;
+	}
+}
+
+/* Shrink the live heap to about `want` objects: drop a share of the root
+ * chains, cut the random edges from kept objects into dropped ones, collect. */
+static void heap_shrink(struct heap *h, size_t want)
+{
+	if (h->n_live <= want)
+		return;
+	size_t drop = (size_t)((1 - (double)want / (double)h->n_live) * N_ROOTS + 0.5);
+	for (size_t r = 0; r < N_ROOTS && drop; r++)
+		if (h->roots[r]) {
+			h->roots[r] = NULL;
+			drop--;
+		}
+	uint32_t m = ++h->epoch;
+	for (size_t r = 0; r < N_ROOTS; r++)
+		for (struct obj *o = h->roots[r]; o && o->mark != m; o = o->ref[0])
+			o->mark = m;
+	for (struct obj *o = h->all; o; o = o->all_next)
+		if (o->mark == m && o->ref[1] && o->ref[1]->mark != m)
+			o->ref[1] = NULL;
+	heap_collect(h);
+	resample(h);
 }
 
 static void heap_free_all(struct heap *h)
@@ -220,14 +295,15 @@ static double trial_collect_ns(struct heap *h, size_t garbage)
 	return best;
 }
 
-/* Grow the live heap until its first collection lasts pause_ns; the steps before
- * that collection (offset + 1 of them) add their survivors and garbage. */
-static void size_heap(struct heap *h, double pause_ns, double g, double churn, double period, double offset,
-		      size_t cap, struct sizing *out)
+/* Grow the live heap until the first recorded collection would last pause_ns:
+ * the `grow_steps` steps up to it add their survivors, the `garbage_steps`
+ * since the collection before it their garbage. */
+static void size_heap(struct heap *h, double pause_ns, double g, double churn, double period, double grow_steps,
+		      double garbage_steps, size_t cap, struct sizing *out)
 {
-	double steps = offset + 1;
-	/* the survivors of those steps make the first collection longer by this factor */
-	double target = pause_ns / (1 + steps * g / period);
+	double steps = garbage_steps;
+	/* the survivors of those steps make that collection longer by this factor */
+	double target = pause_ns / (1 + grow_steps * g / period);
 	double t = 0;
 	int r;
 	for (r = 0; r < SIZING_ROUNDS; r++) {
@@ -263,6 +339,7 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 	if (!s)
 		return fl_error(FL_ERUNTIME, "fault '%s': out of memory", f->ops->name);
 	f->state = s;
+	s->f = f;
 	struct heap *h = &s->h;
 	h->rng = f->seed * 2654435761u + 12345;
 	calibrate(h, h->rng);
@@ -282,10 +359,75 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 		return fl_error(FL_ERUNTIME, "fault '%s': out of memory sizing the heap", f->ops->name);
 	for (size_t i = 0; i < l0; i++)
 		heap_alloc(h, 1);
-	size_heap(h, pause_ns, g, churn, period, fl_fault_num(f, "offset"), cap, &s->sizing);
+	/* the first collection inside the recorded window */
+	long offset = (long)fl_fault_num(f, "offset"), per = (long)period;
+	long first = env->first_recorded > 0 ? env->first_recorded : 0;
+	s->first_target = first + ((offset - first % per) % per + per) % per;
+	double garbage_steps = s->first_target < per ? (double)s->first_target + 1 : period;
+	s->g = g;
+	s->churn = churn;
+	size_heap(h, pause_ns, g, churn, period, (double)s->first_target + 1, garbage_steps, cap, &s->sizing);
 	h->live_per_step = (size_t)((double)h->n_live * g / period + 0.5);
 	h->dead_per_step = (size_t)((double)h->live_per_step * churn + 0.5);
 	return fl_svc_declare_span(env->svc, fl_fault_str(f, "span"));
+}
+
+/* A collection before the recorded window measured `ms` at `live` survivors and
+ * `dead` garbage: its cost per object, in the real loop, sizes the live heap
+ * so the first recorded collection (s->first_target) lasts pause_ms. A resized
+ * heap costs a little more per object than the one measured (dropped chains
+ * leave holes; new survivors land in them), so the size is checked with a
+ * trial collection at once, with the garbage the target will find, and set
+ * again from it — at most RETUNE_TRIALS times, until it is within RETUNE_TOL. */
+#define RETUNE_TRIALS 3
+#define RETUNE_TOL 0.03
+
+static void retune(struct gc_state *s, long step, size_t live, size_t dead, double predicted_ms, double ms)
+{
+	struct heap *h = &s->h;
+	double period = fl_fault_num(s->f, "period"), pause_ns = fl_fault_num(s->f, "pause_ms") * 1e6;
+	double ratio = h->ns_per_live > 0 ? h->ns_per_dead / h->ns_per_live : 0;
+	double togo = (double)(s->first_target - step);
+	double garbage_steps = togo < period ? togo : period;
+	double per_live = 1 + s->g / period * togo + s->churn * s->g / period * garbage_steps * ratio;
+	size_t before = h->n_live;
+	s->retune.measured_ms = ms;
+	s->retune.predicted_ms = predicted_ms;
+	for (int k = 0; k <= RETUNE_TRIALS; k++) {
+		double units = (double)live + (double)dead * ratio;
+		if (units <= 0 || ms <= 0)
+			break;
+		double a = ms * 1e6 / units; /* ns per live object, as measured */
+		h->ns_per_live = a;
+		h->ns_per_dead = a * ratio;
+		size_t want = (size_t)(pause_ns / (a * per_live) + 0.5);
+		if (want < 1000)
+			want = 1000;
+		double off = fabs((double)want - (double)h->n_live) / (double)h->n_live;
+		if (off < RETUNE_TOL)
+			break;
+		if (want > h->n_live)
+			while (h->n_live < want)
+				heap_alloc(h, 1);
+		else
+			heap_shrink(h, want);
+		if (k == RETUNE_TRIALS)
+			break;
+		/* the trial: the target's garbage, a collection, timed */
+		size_t garbage = (size_t)((double)h->n_live * s->g / period * s->churn * garbage_steps + 0.5);
+		for (size_t i = 0; i < garbage; i++)
+			heap_alloc(h, 0);
+		live = h->n_live;
+		dead = h->n_dead;
+		uint64_t t0 = fl_clock_ticks();
+		heap_collect(h);
+		ms = (double)fl_clock_delta_ns(t0, fl_clock_ticks()) / 1e6;
+		s->retune.rounds++;
+	}
+	h->live_per_step = (size_t)((double)h->n_live * s->g / period + 0.5);
+	h->dead_per_step = (size_t)((double)h->live_per_step * s->churn + 0.5);
+	s->retune.live_before = before;
+	s->retune.live_after = h->n_live;
 }
 
 static void collect_in_span(void *arg)
@@ -312,8 +454,10 @@ static void step_end(struct fl_fault *f, struct fl_step_ctx *ctx)
 	uint64_t t0 = fl_clock_ticks();
 	fl_svc_run_span(ctx->svc, fl_fault_str(f, "span"), collect_in_span, s);
 	uint64_t t1 = fl_clock_ticks();
-	struct fl_instance *in = fl_fault_report(f, ctx, fl_fault_str(f, "span"), predicted,
-						 (double)fl_clock_delta_ns(t0, t1) / 1e6, "ms");
+	double ms = (double)fl_clock_delta_ns(t0, t1) / 1e6;
+	struct fl_instance *in = fl_fault_report(f, ctx, fl_fault_str(f, "span"), predicted, ms, "ms");
+	if (!ctx->recorded && ctx->step < s->first_target)
+		retune(s, ctx->step, live, dead, predicted, ms);
 	if (in) {
 		in->extra_name[0] = "live_objects";
 		in->extra[0] = (double)live;

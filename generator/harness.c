@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture/machine_load.h"
 #include "capture/kineto_writer.h"
 #include "capture/nvtx.h"
 #include "capture/tracer.h"
@@ -538,6 +539,8 @@ struct run {
 	char trace_name[256], truth_name[256], trace_id[64];
 	struct fl_workload_shape shape;
 	uint64_t window_t0, window_t1;
+	struct fl_machine_sample load0;
+	struct fl_machine_load load; /* how busy the machine was during the window */
 	cJSON *report;
 	char **reports_text;
 };
@@ -639,9 +642,12 @@ static enum fl_status run_open(struct run *x)
 		.world = r->world_size,
 		.alloc = sc->workload.alloc,
 	};
-	if (x->o->calibration)
+	if (x->o->calibration) {
 		r->calibration = *x->o->calibration;
-	else if (r->rank == 0)
+		if (r->rank == 0)
+			fl_workload_recheck(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
+					    x->seed);
+	} else if (r->rank == 0)
 		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
 				      sc->workload.target_step_ms, x->seed);
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
@@ -649,6 +655,11 @@ static enum fl_status run_open(struct run *x)
 	if (!x->o->quiet && r->rank == 0)
 		fprintf(stderr, "faultline: %s: calibrated dim %d (healthy step %.3f ms, target %.3f ms)\n", sc->name,
 			r->calibration.dim, r->calibration.measured_ms, r->calibration.target_ms);
+	if (r->rank == 0 && r->calibration.recalibrated)
+		fprintf(stderr,
+			"faultline: %s: the reused calibration's healthy step measured %.3f ms now (%.3f ms before, target "
+			"%.3f ms): calibrated again\n",
+			sc->name, r->calibration.recheck_ms, r->calibration.reused_ms, r->calibration.target_ms);
 	x->shape.dim = r->calibration.dim;
 	return FL_OK;
 }
@@ -765,6 +776,7 @@ static enum fl_status open_window(struct run *x)
 		struct fl_device_stats discard;
 		x->be.ops->stats(&x->be, &discard, 1);
 	}
+	fl_machine_sample(&x->load0);
 	x->window_t0 = fl_clock_ticks();
 	fl_tracer_set_recording(1);
 	return FL_OK;
@@ -819,6 +831,15 @@ static enum fl_status run_steps(struct run *x)
 	}
 	x->window_t1 = fl_clock_ticks();
 	fl_tracer_set_recording(0);
+	struct fl_machine_sample load1;
+	fl_machine_sample(&load1);
+	fl_machine_load_between(&x->load0, &load1, (double)fl_clock_delta_ns(x->window_t0, x->window_t1) / 1e6,
+				&x->load);
+	if (!x->o->quiet && x->r->rank == 0 && fl_machine_load_busy(&x->load))
+		fprintf(stderr,
+			"faultline: %s: the hypervisor took %.1f%% of the CPU time while the window was recorded (steal): "
+			"its timings may be stretched; the truth's environment.machine_load says so\n",
+			sc->name, 100 * x->load.steal_share);
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
 	return FL_OK;
@@ -880,6 +901,7 @@ static enum fl_status run_write(struct run *x)
 			.baseline_name = o->baseline_name,
 			.last_loss = h->wl.last_loss,
 			.watchdog_s = r->world_size > 1 ? h->wd_seconds : 0,
+			.machine_load = &x->load,
 		};
 		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
 		for (size_t k = 0; k < n; k++)

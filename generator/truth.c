@@ -225,6 +225,14 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(cal, "microbatches", (double)in->sc->workload.microbatches);
 	}
 	cJSON_AddNumberToObject(cal, "measured_step_ms", c->measured_ms);
+	if (c->rechecked) {
+		cJSON *rc = cJSON_AddObjectToObject(cal, "recheck");
+		cJSON_AddStringToObject(rc, "what", "the reused calibration's healthy step, measured right before this scenario");
+		cJSON_AddNumberToObject(rc, "step_ms", c->recheck_ms);
+		cJSON_AddNumberToObject(rc, "reused_step_ms", c->reused_ms);
+		cJSON_AddNumberToObject(rc, "tolerance", FL_CALIB_RECHECK_TOL);
+		cJSON_AddBoolToObject(rc, "recalibrated", c->recalibrated);
+	}
 	cJSON_AddStringToObject(cal, "allocator", fl_alloc_policy_name(c->alloc));
 	cJSON *tries = cJSON_AddArrayToObject(cal, "tried");
 	for (int k = 0; k < c->n_tries; k++) {
@@ -234,6 +242,20 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddItemToArray(tries, tr);
 	}
 	cJSON_AddNumberToObject(env, "final_loss", in->last_loss);
+	if (in->machine_load) {
+		const struct fl_machine_load *l = in->machine_load;
+		cJSON *ml = cJSON_AddObjectToObject(env, "machine_load");
+		cJSON_AddStringToObject(ml, "window", "the recorded window, rank 0");
+		cJSON_AddNumberToObject(ml, "wall_ms", l->wall_ms);
+		if (l->have_stat) {
+			cJSON_AddNumberToObject(ml, "steal_ms", l->steal_ms);
+			cJSON_AddNumberToObject(ml, "steal_share", l->steal_share);
+		}
+		if (l->have_loadavg)
+			cJSON_AddNumberToObject(ml, "loadavg_1m_at_start", l->loadavg_1m);
+		cJSON_AddNumberToObject(ml, "involuntary_switches", (double)l->involuntary_switches);
+		cJSON_AddBoolToObject(ml, "stolen", fl_machine_load_busy(l));
+	}
 
 	cJSON *faults = cJSON_AddArrayToObject(root, "faults");
 	for (size_t i = 0; i < in->n_faults; i++)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "capture/kineto_writer.h"
+#include "capture/machine_load.h"
 #include "faults/fault.h"
 #include "runtime/device.h"
 #include "generator/scenario.h"
@@ -34,6 +35,7 @@ struct fl_truth_input {
 	const char *baseline_name;
 	double last_loss;
 	unsigned watchdog_s;
+	const struct fl_machine_load *machine_load; /* may be NULL */
 };
 
 /* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */

@@ -207,3 +207,20 @@ void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, cons
 		c->measured_ms = healthy_step_ms(be, shape, ph, n_ph, seed);
 	}
 }
+
+void fl_workload_recheck(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
+			 const char *const *ph, size_t n_ph, uint64_t seed)
+{
+	struct fl_workload_shape s = *shape;
+	s.dim = c->dim;
+	double ms = healthy_step_ms(be, &s, ph, n_ph, seed);
+	double reused = c->measured_ms;
+	if (fabs(log(ms / c->target_ms)) > log(1 + FL_CALIB_RECHECK_TOL) &&
+	    fabs(log(ms / reused)) > log(1 + FL_CALIB_RECHECK_TOL)) {
+		fl_workload_calibrate(c, be, shape, ph, n_ph, c->target_ms, seed);
+		c->recalibrated = 1;
+	}
+	c->rechecked = 1;
+	c->recheck_ms = ms;
+	c->reused_ms = reused;
+}

@@ -104,11 +104,22 @@ struct fl_calibration {
 	int n_tries;
 	int try_dim[FL_CALIB_MAX_TRIES];
 	double try_ms[FL_CALIB_MAX_TRIES];
+	/* a calibration reused from an earlier scenario (regen) is re-checked
+	 * right before this one runs: the healthy step at its dim, measured again */
+	int rechecked, recalibrated;
+	double recheck_ms, reused_ms;     /* now; what the reused calibration had measured */
 };
 
 /* Measure healthy single-rank steps (untraced) at growing dims up to max_dim
  * and choose the dim whose step time is closest (in ratio) to target_ms. */
 void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
 			   const char *const *phases, size_t n_phases, double target_ms, uint64_t seed);
+/* Re-check a reused calibration right before a scenario: measure the healthy
+ * step at c->dim again; when it is off the target by more than
+ * FL_CALIB_RECHECK_TOL (the machine changed: another load, a slower VM
+ * moment), calibrate again from scratch. Records both in c. */
+#define FL_CALIB_RECHECK_TOL 0.25
+void fl_workload_recheck(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
+			 const char *const *phases, size_t n_phases, uint64_t seed);
 
 #endif

@@ -43,6 +43,27 @@ for f in os.listdir(out):
         ok &= len(fault["instances"]) > 0 and fault["instances_lost"] == 0
 sys.exit(0 if ok else 1)
 PY
+	# the calibration is re-checked before every scenario that reuses it, and
+	# every truth says how busy the machine was during its window
+	python3 - "$out" <<'PY' && pass "run $i: calibration re-checked before each reuse; machine load recorded" || fail "run $i: recheck / machine load"
+import json, os, sys
+out = sys.argv[1]
+rechecked = 0
+ok = True
+for f in sorted(os.listdir(out)):
+    if not f.endswith(".truth.json"):
+        continue
+    env = json.load(open(os.path.join(out, f)))["environment"]
+    rc = env["calibration"].get("recheck")
+    if rc is not None:
+        rechecked += 1
+        ok &= rc["step_ms"] > 0 and rc["reused_step_ms"] > 0 and isinstance(rc["recalibrated"], bool)
+    ml = env.get("machine_load", {})
+    ok &= ml.get("wall_ms", 0) > 0 and ml.get("involuntary_switches", -1) >= 0 and 0 <= ml.get("steal_share", 0) <= 1
+# four scenarios, one calibration: the three after the first re-check it
+ok &= rechecked == 3
+sys.exit(0 if ok else 1)
+PY
 done
 [ -f "$TMP/sig" ] && tail -12 "$TMP/sig"
 finish

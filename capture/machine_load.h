@@ -1,0 +1,40 @@
+/* machine_load.h — how busy the machine was while a window was recorded.
+ *
+ * A slow VM moment (another guest on the host, a noisy neighbour on the same
+ * cores) stretches every timing in a trace without anything in the trace
+ * saying so. The truth records it: the hypervisor's steal time (Linux
+ * /proc/stat, all CPUs), this process's involuntary context switches
+ * (getrusage: the scheduler took the core away), and the one-minute load
+ * average when the window opened. Readings that cannot be taken (no /proc)
+ * are left out, never guessed.
+ */
+#ifndef FL_MACHINE_LOAD_H
+#define FL_MACHINE_LOAD_H
+
+struct fl_machine_sample {
+	int have_stat;            /* /proc/stat was read */
+	double steal_ms, all_ms;  /* summed over CPUs since boot */
+	int have_loadavg;
+	double loadavg_1m;
+	long involuntary, voluntary; /* context switches of this process */
+};
+
+struct fl_machine_load {
+	int have_stat;
+	double steal_ms;          /* steal time of all CPUs during the window */
+	double steal_share;       /* of all CPU time during the window, 0..1 */
+	int have_loadavg;
+	double loadavg_1m;        /* when the window opened */
+	long involuntary_switches;
+	double wall_ms;
+};
+
+void fl_machine_sample(struct fl_machine_sample *s);
+/* What happened between two samples (b after a), over wall_ms of wall time. */
+void fl_machine_load_between(const struct fl_machine_sample *a, const struct fl_machine_sample *b, double wall_ms,
+			     struct fl_machine_load *out);
+/* 1 when the hypervisor took over 5% of the CPU time during the window (the
+ * load average is recorded, not judged: faultline's own ranks raise it). */
+int fl_machine_load_busy(const struct fl_machine_load *l);
+
+#endif
