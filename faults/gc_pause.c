@@ -90,7 +90,7 @@ struct gc_state {
 static const struct fl_param_spec params[] = {
 	{"period", FL_PARAM_INT, 2, 1, 1000000, NULL, "steps", "a collection every `period` steps"},
 	{"offset", FL_PARAM_INT, 1, 0, 999999, NULL, "steps", "collect in steps with step % period == offset"},
-	{"pause_ms", FL_PARAM_NUMBER, 35, 0.1, 10000, NULL, "ms", "target length of the first collection (sizes the heap)"},
+	{"pause_ms", FL_PARAM_NUMBER, 35, 0.1, 10000, NULL, "ms", "length of the first collection in the recorded window (sizes the heap)"},
 	{"growth_pct", FL_PARAM_NUMBER, 9, 0, 500, NULL, "%", "live-heap growth per collection period, in % of the initial heap"},
 	{"churn", FL_PARAM_NUMBER, 4, 0, 100, NULL, "objects", "short-lived objects allocated per surviving object"},
 	{"span", FL_PARAM_STRING, 0, 0, 0, "mystery", NULL, "name of the span the collection runs in"},
