@@ -43,6 +43,10 @@ static double run_p50(const struct dg_trace *t, size_t n)
 	return r;
 }
 
+/* With a baseline: a run this much slower with no finding is "unexplained",
+ * not healthy. */
+#define DG_UNEXPLAINED 1.2
+
 static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct dg_trace *b, size_t nb,
 		    const struct dg_findings *fs)
 {
@@ -50,6 +54,7 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 	double p50 = run_p50(t, n), bp50 = nb ? run_p50(b, nb) : 0;
 	int steps = n ? t[0].n_steps : 0;
 	const struct dg_finding *f = fs->n ? &fs->f[0] : NULL;
+	int unexplained = !f && nb && bp50 > 0 && p50 >= DG_UNEXPLAINED * bp50;
 #define SENT()                                                       \
 	do {                                                         \
 		cJSON_AddItemToArray(arr, cJSON_CreateString(s.buf)); \
@@ -88,6 +93,9 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 		strbuf_addf(&s, "The signature is %s: %s.", f->family, f->summary);
 	else if (!any)
 		strbuf_addf(&s, "No signature can be read: the diagnosis is not healthy, it is absent.");
+	else if (unexplained)
+		strbuf_addf(&s, "No signature of the catalog explains the gap: the run is slower, but its steps are alike "
+				"and no span, op count, sync or rank stands out.");
 	else
 		strbuf_addf(&s, "The signature is healthy: steps alike, phases in proportion to their work.");
 	if (fs->n > 1) {
@@ -113,6 +121,9 @@ static void narrate(cJSON *arr, const struct dg_trace *t, size_t n, const struct
 			strbuf_addf(&s, " (%.2fx faster).", p50 / after);
 		else
 			strbuf_addf(&s, ".");
+	} else if (unexplained) {
+		strbuf_addf(&s, "Fix: none from the catalog (fix family none); find what grew first — compare the two "
+				"runs op by op and kernel by kernel with `faultline analyze --diff`.");
 	} else {
 		strbuf_addf(&s, "Fix: none needed (fix family none); no win is expected from a change.");
 	}
@@ -175,7 +186,19 @@ enum fl_status fl_diagnose(const char *const *paths, size_t n, const char *const
 		assessed |= t[i].n_steps > 0;
 	if (!assessed)
 		cJSON_AddItemToArray(fs.limits, cJSON_CreateString("no host events: nothing could be assessed"));
-	cJSON_AddBoolToObject(j, "healthy", fs.n == 0 && assessed);
+	/* slower than the baseline with no finding: not healthy, unexplained */
+	double p50 = run_p50(t, n), bp50 = nb ? run_p50(b, nb) : 0;
+	int unexplained = assessed && fs.n == 0 && nb && bp50 > 0 && p50 >= DG_UNEXPLAINED * bp50;
+	cJSON_AddBoolToObject(j, "healthy", fs.n == 0 && assessed && !unexplained);
+	if (unexplained) {
+		cJSON *u = cJSON_AddObjectToObject(j, "unexplained");
+		cJSON_AddNumberToObject(u, "slower_by", r3(p50 / bp50));
+		cJSON_AddNumberToObject(u, "ms_per_step", r3((p50 - bp50) / 1000));
+		char msg[160];
+		snprintf(msg, sizeof msg, "%.2fx slower than the baseline and no rule explains it: the cause is outside the "
+			 "catalog (see analyze --diff)", p50 / bp50);
+		cJSON_AddItemToArray(fs.limits, cJSON_CreateString(msg));
+	}
 	cJSON *fa = cJSON_AddArrayToObject(j, "findings");
 	for (size_t i = 0; i < fs.n; i++) {
 		struct dg_finding *f = &fs.f[i];
@@ -213,6 +236,8 @@ const char *fl_diagnose_top(const cJSON *diag)
 	const cJSON *fam = cJSON_GetObjectItemCaseSensitive(f, "family");
 	if (cJSON_IsString(fam))
 		return fam->valuestring;
+	if (cJSON_GetObjectItemCaseSensitive(diag, "unexplained"))
+		return "unexplained";
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(diag, "healthy")) ? "healthy" : "none";
 }
 
@@ -233,9 +258,14 @@ void fl_diagnose_print(FILE *out, const cJSON *diag)
 	const cJSON *f, *it;
 	int healthy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(diag, "healthy"));
 	int none = !healthy && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(diag, "findings")) == 0;
-	fprintf(out, "diagnosis: %s\n", healthy ? "healthy (nothing stands out)"
-				       : none  ? "none (nothing could be assessed)"
-					       : fl_diagnose_top(diag));
+	const cJSON *un = cJSON_GetObjectItemCaseSensitive(diag, "unexplained");
+	if (none && un)
+		fprintf(out, "diagnosis: unexplained (%.2fx slower than the baseline; no catalog signature)\n",
+			cJSON_GetObjectItemCaseSensitive(un, "slower_by")->valuedouble);
+	else
+		fprintf(out, "diagnosis: %s\n", healthy ? "healthy (nothing stands out)"
+					       : none  ? "none (nothing could be assessed)"
+						       : fl_diagnose_top(diag));
 	int k = 0;
 	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(diag, "findings"))
 	{

@@ -25,6 +25,7 @@
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
 #define CAST_MIN 2.0          /* cast kernels per step */
+#define CAST_SHARE 0.02       /* of the step in casts: below it, casts are a mixed-precision run's ordinary cost */
 #define DVFS_RATIO 1.3        /* compute per step, fitted last step against the fitted first */
 #define DVFS_TAU 0.5          /* Kendall's tau of compute over the steps at least */
 #define DVFS_THIRDS 1.15      /* each third's mean compute over the one before */
@@ -421,8 +422,12 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 	if (with < EVERY_STEP * n)
 		return;
 	double k = med_step(t, f), us = med_step(t, t->has_device ? f_cast_us : f_conv_us);
+	double share = dg_step_p50(t) > 0 ? us / dg_step_p50(t) : 0;
+	if (share < CAST_SHARE)
+		return;
 	const char *what = t->has_device ? "dtype cast kernels" : "tensor conversion ops (_to_copy, 5 us or more)";
-	struct dg_finding *fd = dg_add(fs, "dtype_casts", "autocast_scope", dg_ramp(k, CAST_MIN, 8));
+	double score = fmin(dg_ramp(k, CAST_MIN, 8), dg_ramp(share, CAST_SHARE, 2.5 * CAST_SHARE));
+	struct dg_finding *fd = dg_add(fs, "dtype_casts", "autocast_scope", score);
 	fd->lost_us = us;
 	snprintf(fd->summary, sizeof fd->summary, "%.0f %s per step, in %d of %d steps, %.3f ms per step", k, what,
 		 with, n, us / 1000);
@@ -431,6 +436,7 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 	snprintf(fd->fix_how, sizeof fd->fix_how, "one autocast region over the forward, or one dtype throughout");
 	dg_addn(fd->evidence, "casts_per_step", k);
 	dg_addn(fd->evidence, "cast_ms_per_step", us / 1000);
+	dg_addn(fd->evidence, "share_of_step", share);
 	cJSON_AddStringToObject(fd->evidence, "counted", t->has_device ? "cast kernels" : "conversion ops");
 	cJSON_AddNumberToObject(fd->evidence, "steps_with_casts", with);
 	cJSON_AddNumberToObject(fd->evidence, "steps", n);

@@ -236,6 +236,55 @@ START_TEST(healthy_steps)
 }
 END_TEST
 
+/* the same healthy step with a forward of fw us (the model got slower) */
+static double step_fw(struct tr *t, int no, double ts, double fw)
+{
+	char name[32];
+	double dur = 50 + fw + 10 + 4;
+	snprintf(name, sizeof name, "ProfilerStep#%d", no);
+	ev(t, "user_annotation", name, ts, dur, 100, NULL);
+	ev(t, "user_annotation", "data_loading", ts + 1, 50, 100, NULL);
+	ev(t, "cpu_op", "fl::randn", ts + 1, 50, 100, NULL);
+	ev(t, "user_annotation", "forward", ts + 52, fw, 100, NULL);
+	ev(t, "cpu_op", "fl::mm", ts + 52, fw * 0.6, 100, NULL);
+	ev(t, "cpu_op", "fl::relu", ts + 52 + fw * 0.6, fw * 0.4, 100, NULL);
+	ev(t, "user_annotation", "metrics", ts + 53 + fw, 10, 100, NULL);
+	ev(t, "cpu_op", "fl::item", ts + 53 + fw, 10, 100, NULL);
+	return ts + dur + 1;
+}
+
+/* Slower than the baseline with no rule firing: "unexplained", not healthy;
+ * the same run against itself stays healthy. */
+START_TEST(unexplained_against_baseline)
+{
+	struct tr run, base;
+	tr_open(&run, 0);
+	tr_open(&base, 0);
+	double ts = 1000, tb = 1000;
+	for (int s = 2; s < 10; s++) {
+		ts = step_fw(&run, s, ts, 600);
+		tb = step_fw(&base, s, tb, 200);
+	}
+	tr_close(&run);
+	tr_close(&base);
+	const char *p[] = {run.path}, *b[] = {base.path};
+	cJSON *d = NULL;
+	ck_assert_int_eq(fl_diagnose(p, 1, b, 1, &d), FL_OK);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(d, "healthy")));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "findings")), 0);
+	ck_assert_str_eq(fl_diagnose_top(d), "unexplained");
+	ck_assert(fabs(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "unexplained"), "slower_by")->valuedouble - 664.0 / 264.0) <
+		  0.01);
+	cJSON_Delete(d);
+	ck_assert_int_eq(fl_diagnose(b, 1, b, 1, &d), FL_OK);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "healthy")));
+	ck_assert_ptr_null(cJSON_GetObjectItem(d, "unexplained"));
+	cJSON_Delete(d);
+	unlink(run.path);
+	unlink(base.path);
+}
+END_TEST
+
 START_TEST(starvation)
 {
 	struct tr t;
@@ -447,6 +496,7 @@ int main(void)
 	tcase_add_test(tc, launch_bound);
 	tcase_add_test(tc, recompile_step);
 	tcase_add_test(tc, alloc_casts_dvfs);
+	tcase_add_test(tc, unexplained_against_baseline);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
