@@ -571,6 +571,16 @@ static void rule_pipeline(const struct dg_trace *t, struct dg_findings *fs)
 	long p = t->info.has_world_size ? t->info.world_size : 0;
 	if (!sendrecv || allreduce || p < 2)
 		return;
+	/* a stage of a regular schedule moves the same whole number of transfers
+	 * each way in every step (2m at an end stage, 4m in the middle): an odd
+	 * count per step (HTA's 128-rank timeline sample: 5) is some other
+	 * point-to-point traffic, not a pipeline to read a bubble from */
+	if (sendrecv % (2L * n) != 0) {
+		cJSON_AddItemToArray(fs->limits,
+				     cJSON_CreateString("point-to-point transfers, but not a whole number each way per step: "
+							"pipeline_bubble was not assessed"));
+		return;
+	}
 	/* the transfers of the analysed steps (device events may trail the last step) */
 	double m = (double)sendrecv / (2.0 * n);
 	if (m < 1)
