@@ -112,11 +112,28 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 	if (p50 <= 0)
 		return;
 	int *L = malloc(sizeof(int) * (size_t)n);
-	if (!L)
+	double *w = malloc(sizeof(double) * (size_t)n);
+	if (!L || !w)
 		abort();
+	/* a step's work: its length less the longest wait under any span (a
+	 * starving loader's sleep is no work); "long" is measured against the
+	 * median step's work, so a compile beside a loader that waits 30 ms in
+	 * every step still stands out (a step of 60 ms is 2x the median but its
+	 * excess is 100x the work) */
+	for (int k = 0; k < n; k++) {
+		double wait = 0;
+		for (int q = 0; q < t->n_spans; q++)
+			if (t->spans[q].gap[k] > wait)
+				wait = t->spans[q].gap[k];
+		w[k] = t->steps[k].dur - wait > 0 ? t->steps[k].dur - wait : 0;
+	}
+	double work = dg_median(w, n);
+	free(w);
+	if (work <= 0 || work > p50)
+		work = p50;
 	int nl = 0;
 	for (int k = 0; k < n; k++)
-		if (t->steps[k].dur >= RECOMP_LONG * p50)
+		if (t->steps[k].dur - p50 >= (RECOMP_LONG - 1) * work)
 			L[nl++] = k;
 	if (nl < 1 || 2 * nl >= n) {
 		free(L);
@@ -168,7 +185,8 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		nested += best->n_nested[L[i]];
 	}
 	const char *name = dg_str(t, best->name);
-	struct dg_finding *f = dg_add(fs, "recompile", "static_shapes", dg_ramp(longest / p50, RECOMP_LONG, 20));
+	double times = 1 + (longest - p50) / work; /* longest / p50 when no span waits */
+	struct dg_finding *f = dg_add(fs, "recompile", "static_shapes", dg_ramp(times, RECOMP_LONG, 20));
 	char st[256] = "";
 	size_t o = 0;
 	cJSON *sa = cJSON_CreateArray();
@@ -192,6 +210,8 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		 "static shapes: pad or bucket the batch, mark the dimension dynamic, or warm every shape up first");
 	cJSON_AddStringToObject(f->evidence, "span", name);
 	dg_addn(f->evidence, "longest_step_to_median", longest / p50);
+	dg_addn(f->evidence, "excess_to_median_work", (longest - p50) / work);
+	dg_addn(f->evidence, "median_work_ms", work / 1000);
 	dg_addn(f->evidence, "span_ms_in_long_steps", span_ms);
 	cJSON_AddNumberToObject(f->evidence, "nested_spans", nested);
 	cJSON_AddNumberToObject(f->evidence, "long_steps", nl);
