@@ -748,6 +748,9 @@ static enum fl_status run_faults_init(struct run *x)
 		h->n_faults = i + 1;
 		if (!f->inst)
 			return fl_error(FL_ERUNTIME, "out of memory");
+		if (!fl_fault_supports(f->ops, x->be.ops->name))
+			return fl_error(FL_EINPUT, "'%s': faults[%zu]: fault '%s' does not run on backend '%s' (it runs on: %s)",
+					sc->path, i, f->ops->name, x->be.ops->name, f->ops->backends ? f->ops->backends : "none");
 		h->cur = i;
 		h->in_init = 1;
 		enum fl_status st = f->ops->init ? f->ops->init(f, &env) : FL_OK;

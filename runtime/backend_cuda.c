@@ -211,6 +211,8 @@ struct nccl_api {
 	__typeof__(ncclCommDestroy) *destroy;
 	__typeof__(ncclAllReduce) *all_reduce;
 	__typeof__(ncclGetErrorString) *error_string;
+	__typeof__(ncclSend) *send; /* point to point (NCCL 2.7+): NULL when the library lacks it */
+	__typeof__(ncclRecv) *recv;
 };
 
 static enum fl_status nccl_open(struct cuda_dev *d, int rank, int world)
@@ -233,6 +235,8 @@ static enum fl_status nccl_open(struct cuda_dev *d, int rank, int world)
 		n->destroy = (__typeof__(n->destroy))dlsym(n->lib, "ncclCommDestroy");
 		n->all_reduce = (__typeof__(n->all_reduce))dlsym(n->lib, "ncclAllReduce");
 		n->error_string = (__typeof__(n->error_string))dlsym(n->lib, "ncclGetErrorString");
+		n->send = (__typeof__(n->send))dlsym(n->lib, "ncclSend");
+		n->recv = (__typeof__(n->recv))dlsym(n->lib, "ncclRecv");
 	}
 	int usable = n->lib && n->get_unique_id && n->init_rank && n->destroy && n->all_reduce && n->error_string;
 	float ok = usable ? 1.0f : 0.0f;
@@ -271,6 +275,25 @@ static void nccl_allreduce(struct cuda_dev *d, float *buf, size_t count)
 		device_error(d, FL_ERUNTIME, "cuda: ncclAllReduce failed: %s", d->nccl->error_string(r));
 }
 
+/* One direction between two ranks: NCCL matches a rank's sends to a peer with
+ * that peer's receives in issue order, so the pipeline's two directions (its
+ * activations forward, its gradients back) need no tag, only the same order
+ * on both ranks, which the schedule gives. */
+static void nccl_sendrecv(struct cuda_dev *d, float *buf, size_t count, int peer, int send)
+{
+	struct nccl_api *n = d->nccl;
+	if (!n->send || !n->recv) {
+		device_error(d, FL_ERUNTIME, "cuda: point-to-point transfers need ncclSend/ncclRecv (NCCL 2.7 or later); "
+					     "%s lacks them", FL_NCCL_SONAME);
+		return;
+	}
+	ncclResult_t r = send ? n->send(buf, count, ncclFloat, peer, n->comm, d->comm)
+			      : n->recv(buf, count, ncclFloat, peer, n->comm, d->comm);
+	if (r != ncclSuccess)
+		device_error(d, FL_ERUNTIME, "cuda: %s rank %d failed: %s", send ? "ncclSend to" : "ncclRecv from", peer,
+			     n->error_string(r));
+}
+
 static void nccl_close(struct cuda_dev *d)
 {
 	struct nccl_api *n = d->nccl;
@@ -302,6 +325,14 @@ static void nccl_allreduce(struct cuda_dev *d, float *buf, size_t count)
 	(void)buf;
 	(void)count;
 	device_error(d, FL_ERUNTIME, "cuda: collectives need NCCL, which this faultline was built without");
+}
+static void nccl_sendrecv(struct cuda_dev *d, float *buf, size_t count, int peer, int send)
+{
+	(void)buf;
+	(void)count;
+	(void)peer;
+	(void)send;
+	device_error(d, FL_ERUNTIME, "cuda: point-to-point transfers need NCCL, which this faultline was built without");
 }
 static void nccl_close(struct cuda_dev *d) { (void)d; }
 #endif
@@ -580,6 +611,26 @@ static void cuda_allreduce(struct fl_backend *be, float *buf, size_t n, int stre
 	}
 	int pushed = ext_push(d);
 	nccl_allreduce(d, buf, n);
+	ext_pop(pushed);
+	d->st.collectives++;
+}
+
+/* Point to point on the comm stream (NCCL's send/recv): the pipeline's
+ * activations and gradients between neighbouring stages. */
+static void cuda_sendrecv(struct fl_backend *be, float *buf, size_t n, int peer, int send, int tag, int stream)
+{
+	struct cuda_dev *d = be->state;
+	(void)tag;    /* NCCL orders each direction by issue order */
+	(void)stream; /* NCCL runs on the comm stream */
+	if (d->error)
+		return;
+	if (!d->nccl) {
+		device_error(d, FL_ERUNTIME, "cuda: a transfer to another rank needs several ranks with one GPU each (NCCL); "
+					     "this run has one rank");
+		return;
+	}
+	int pushed = ext_push(d);
+	nccl_sendrecv(d, buf, n, peer, send);
 	ext_pop(pushed);
 	d->st.collectives++;
 }
@@ -939,6 +990,7 @@ const struct fl_backend_ops fl_backend_cuda = {
 	.stream_synchronize = cuda_stream_synchronize,
 	.synchronize = cuda_synchronize,
 	.allreduce = cuda_allreduce,
+	.sendrecv = cuda_sendrecv,
 	.release = cuda_release,
 	.set_clock_factor = cuda_set_clock_factor,
 	.stats = cuda_stats,
