@@ -879,6 +879,8 @@ static enum fl_status run_write(struct run *x)
 		be->ops->stats(be, &dstats, 0);
 	x->report = fl_truth_rank_report(r->rank, x->trace_name, &tstats, h->faults, h->n_faults,
 					 be->ops->asynchronous ? &dstats : NULL);
+	if ((st = fl_truth_rank_readback(x->report, r->trace_path)))
+		return st;
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);
 	st = fl_comm_gather_strings(text, &x->reports_text);

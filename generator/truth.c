@@ -60,6 +60,24 @@ cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_tr
 	return r;
 }
 
+enum fl_status fl_truth_rank_readback(cJSON *report, const char *trace_path)
+{
+	/* one pass hashes the file and collects its events */
+	struct fl_trace trace;
+	enum fl_status st = fl_trace_read_hashed(trace_path, &trace);
+	if (st) {
+		fl_error_prefix(FL_EINTERNAL, "reading back the trace just written: ");
+		return FL_EINTERNAL;
+	}
+	cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(report, "trace"), "sha256", trace.info.sha256);
+	struct fl_host_metrics hm;
+	fl_host_metrics_compute(&trace, &hm);
+	cJSON_AddItemToObject(report, "metrics", fl_host_metrics_json(&hm));
+	fl_host_metrics_release(&hm);
+	fl_trace_release(&trace);
+	return FL_OK;
+}
+
 static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc, size_t idx, cJSON *const *reports,
 			 size_t n_reports)
 {
@@ -124,11 +142,6 @@ static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc,
 	return o;
 }
 
-static void join(char *out, size_t n, const char *dir, const char *name)
-{
-	snprintf(out, n, "%s/%s", dir, name);
-}
-
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
 			      size_t n_reports, cJSON **metrics_out)
 {
@@ -161,25 +174,18 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	cJSON *metrics0 = NULL;
 	for (size_t r = 0; r < n_reports; r++) {
 		const cJSON *tr = cJSON_GetObjectItemCaseSensitive(reports[r], "trace");
-		const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tr, "file"));
-		char tp[4096];
-		join(tp, sizeof(tp), in->out_dir, file ? file : "");
-		/* one pass hashes the file and collects its events */
-		struct fl_trace trace;
-		if ((st = fl_trace_read_hashed(tp, &trace))) {
-			fl_error_prefix(FL_EINTERNAL, "reading back the trace just written: ");
-			st = FL_EINTERNAL;
+		/* each rank read its own trace back (fl_truth_rank_readback): rank 0
+		 * needs no shared file system to describe the others' */
+		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(tr, "sha256");
+		const cJSON *rm = cJSON_GetObjectItemCaseSensitive(reports[r], "metrics");
+		if (!cJSON_IsString(sha) || !cJSON_IsObject(rm)) {
+			st = fl_error(FL_EINTERNAL, "rank %zu's report has no read-back trace hash and metrics", r);
 			goto out;
 		}
 		cJSON *t = cJSON_Duplicate(tr, 1);
-		cJSON_AddStringToObject(t, "sha256", trace.info.sha256);
 		cJSON_AddItemToObject(t, "rank", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reports[r], "rank"), 1));
 		cJSON_AddItemToArray(traces, t);
-		struct fl_host_metrics hm;
-		fl_host_metrics_compute(&trace, &hm);
-		cJSON *mj = fl_host_metrics_json(&hm);
-		fl_host_metrics_release(&hm);
-		fl_trace_release(&trace);
+		cJSON *mj = cJSON_Duplicate(rm, 1);
 		if (r == 0)
 			metrics0 = mj;
 		if (by_rank) {

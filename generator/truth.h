@@ -41,7 +41,11 @@ struct fl_truth_input {
 /* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */
 cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_trace_stats *ts,
 			    const struct fl_fault *faults, size_t n_faults, const struct fl_device_stats *dev);
-/* Rank 0: read every rank's trace back, compute metrics, write the truth.
+/* Every rank, after writing its trace: read it back (the hash, the host
+ * metrics) into its report, so rank 0 describes every rank's trace without
+ * reading files on other nodes. */
+enum fl_status fl_truth_rank_readback(cJSON *report, const char *trace_path);
+/* Rank 0: gather every rank's read-back report, write the truth.
  * *metrics receives rank 0's metrics (caller owns). */
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
 			      size_t n_reports, cJSON **metrics);
