@@ -15,9 +15,8 @@
  * memory traffic makes each marked object cost more. So every collection
  * before the window (the warm-up steps) is a measurement too: its cost per
  * object, at the real heap in the real loop, resizes the live heap so the
- * first recorded collection lasts `pause_ms` (retune) — growing it by
- * allocating, shrinking it by dropping root chains and collecting, all in
- * unrecorded steps. Inside the window nothing is adjusted: the pauses grow as
+ * first recorded collection lasts `pause_ms` (retune: the heap is rebuilt at
+ * that size in init's layout), all in unrecorded steps. Inside the window nothing is adjusted: the pauses grow as
  * the heap grows (`growth_pct`).
  *
  * Survivors are 512 bytes, so a heap of a few hundred thousand of them is well
@@ -178,41 +177,19 @@ static size_t heap_collect(struct heap *h)
 	return freed;
 }
 
-/* After live objects were dropped: the sample that new objects point into is
- * drawn again from the survivors (it may hold freed ones). */
-static void resample(struct heap *h)
+/* Start the heap again with `want` survivors allocated in a row, as init
+ * builds it (the same layout, so the same cost per object). */
+static void heap_rebuild(struct heap *h, size_t want)
 {
-	h->n_sample = 0;
-	size_t seen = 0;
-	for (struct obj *o = h->all; o; o = o->all_next, seen++) {
-		if (h->n_sample < h->cap_sample)
-			h->live_sample[h->n_sample++] = o;
-		else if (rnd(&h->rng) % (seen + 1) < h->cap_sample)
-			h->live_sample[rnd(&h->rng) % h->cap_sample] = o;
+	for (struct obj *o = h->all, *n; o; o = n) {
+		n = o->all_next;
+		free(o);
 	}
-}
-
-/* Shrink the live heap to about `want` objects: drop a share of the root
- * chains, cut the random edges from kept objects into dropped ones, collect. */
-static void heap_shrink(struct heap *h, size_t want)
-{
-	if (h->n_live <= want)
-		return;
-	size_t drop = (size_t)((1 - (double)want / (double)h->n_live) * N_ROOTS + 0.5);
-	for (size_t r = 0; r < N_ROOTS && drop; r++)
-		if (h->roots[r]) {
-			h->roots[r] = NULL;
-			drop--;
-		}
-	uint32_t m = ++h->epoch;
-	for (size_t r = 0; r < N_ROOTS; r++)
-		for (struct obj *o = h->roots[r]; o && o->mark != m; o = o->ref[0])
-			o->mark = m;
-	for (struct obj *o = h->all; o; o = o->all_next)
-		if (o->mark == m && o->ref[1] && o->ref[1]->mark != m)
-			o->ref[1] = NULL;
-	heap_collect(h);
-	resample(h);
+	h->all = NULL;
+	memset(h->roots, 0, sizeof(h->roots));
+	h->n_live = h->n_dead = h->n_sample = 0;
+	for (size_t i = 0; i < want; i++)
+		heap_alloc(h, 1);
 }
 
 static void heap_free_all(struct heap *h)
@@ -373,13 +350,11 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 }
 
 /* A collection before the recorded window measured `ms` at `live` survivors and
- * `dead` garbage: its cost per object, in the real loop, sizes the live heap
- * so the first recorded collection (s->first_target) lasts pause_ms. A resized
- * heap costs a little more per object than the one measured (dropped chains
- * leave holes; new survivors land in them), so the size is checked with a
- * trial collection at once, with the garbage the target will find, and set
- * again from it — at most RETUNE_TRIALS times, until it is within RETUNE_TOL. */
-#define RETUNE_TRIALS 3
+ * `dead` garbage: its cost per object, in the real loop (after workload steps
+ * and their allocations, which a trial at init does not have), sizes the live
+ * heap so the first recorded collection (s->first_target) lasts pause_ms. The
+ * heap is rebuilt at that size in the layout init gives it, so the measured
+ * cost per object holds for it. */
 #define RETUNE_TOL 0.03
 
 static void retune(struct gc_state *s, long step, size_t live, size_t dead, double predicted_ms, double ms)
@@ -387,46 +362,26 @@ static void retune(struct gc_state *s, long step, size_t live, size_t dead, doub
 	struct heap *h = &s->h;
 	double period = fl_fault_num(s->f, "period"), pause_ns = fl_fault_num(s->f, "pause_ms") * 1e6;
 	double ratio = h->ns_per_live > 0 ? h->ns_per_dead / h->ns_per_live : 0;
+	double units = (double)live + (double)dead * ratio;
+	if (units <= 0 || ms <= 0)
+		return;
+	double a = ms * 1e6 / units; /* ns per live object, as measured */
 	double togo = (double)(s->first_target - step);
 	double garbage_steps = togo < period ? togo : period;
 	double per_live = 1 + s->g / period * togo + s->churn * s->g / period * garbage_steps * ratio;
-	size_t before = h->n_live;
+	size_t want = (size_t)(pause_ns / (a * per_live) + 0.5);
+	if (want < 1000)
+		want = 1000;
+	s->retune.rounds++;
 	s->retune.measured_ms = ms;
 	s->retune.predicted_ms = predicted_ms;
-	for (int k = 0; k <= RETUNE_TRIALS; k++) {
-		double units = (double)live + (double)dead * ratio;
-		if (units <= 0 || ms <= 0)
-			break;
-		double a = ms * 1e6 / units; /* ns per live object, as measured */
-		h->ns_per_live = a;
-		h->ns_per_dead = a * ratio;
-		size_t want = (size_t)(pause_ns / (a * per_live) + 0.5);
-		if (want < 1000)
-			want = 1000;
-		double off = fabs((double)want - (double)h->n_live) / (double)h->n_live;
-		if (off < RETUNE_TOL)
-			break;
-		if (want > h->n_live)
-			while (h->n_live < want)
-				heap_alloc(h, 1);
-		else
-			heap_shrink(h, want);
-		if (k == RETUNE_TRIALS)
-			break;
-		/* the trial: the target's garbage, a collection, timed */
-		size_t garbage = (size_t)((double)h->n_live * s->g / period * s->churn * garbage_steps + 0.5);
-		for (size_t i = 0; i < garbage; i++)
-			heap_alloc(h, 0);
-		live = h->n_live;
-		dead = h->n_dead;
-		uint64_t t0 = fl_clock_ticks();
-		heap_collect(h);
-		ms = (double)fl_clock_delta_ns(t0, fl_clock_ticks()) / 1e6;
-		s->retune.rounds++;
-	}
+	s->retune.live_before = h->n_live;
+	if (fabs((double)want - (double)h->n_live) >= RETUNE_TOL * (double)h->n_live)
+		heap_rebuild(h, want);
+	h->ns_per_live = a;
+	h->ns_per_dead = a * ratio;
 	h->live_per_step = (size_t)((double)h->n_live * s->g / period + 0.5);
 	h->dead_per_step = (size_t)((double)h->live_per_step * s->churn + 0.5);
-	s->retune.live_before = before;
 	s->retune.live_after = h->n_live;
 }
 
