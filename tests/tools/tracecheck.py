@@ -689,7 +689,9 @@ def moe(out):
     has the longest expert compute and the shortest all-to-all time (the others
     wait for it there); the token rows each rank's expert received, read from
     its fl::expert_mlp ops' Input Dims, equal the truth's in every step; the
-    healthy run (stem moe-run-h) routes evenly and its experts compute alike."""
+    healthy run (stem moe-run-h) routes evenly and its experts compute alike.
+    FL_TIMING_CHECKS=0 keeps the counts only (a sanitizer build distorts timing)."""
+    timing = os.environ.get("FL_TIMING_CHECKS", "1") != "0"
     names = os.listdir(out)
     for stem in (os.environ.get("FL_MOE_STEM", "moe-run-a"), "moe-run-h"):
         if not any(n.startswith(stem + ".rank-") for n in names):
@@ -703,7 +705,9 @@ def moe(out):
         expert, comm, a2a = {}, {}, {}
         for r in rs:
             ex = union([(e["ts"], e["ts"] + e["dur"]) for e in r.kernels if e["name"].startswith("expert_")])
-            expert[r.rank] = median(r.per_step(ex))
+            # a loaded machine only ever adds time (a rank descheduled mid-GEMM): the
+            # least disturbed quarter of the steps shows the work
+            expert[r.rank] = quantile(r.per_step(ex), 0.25)
             comm[r.rank] = median(r.per_step(r.comm))
             sr = [e for e in r.kernels if e["name"] == "ncclDevKernel_SendRecv"]
             a2a[r.rank] = sorted(set(sum(1 for e in sr if in_window(e, s["ts"], s["ts"] + s["dur"])) for _, s in r.steps))
@@ -725,7 +729,7 @@ def moe(out):
         if not t["faults"]:
             check(len(set(tok)) == 1 and sum(tok) == mt["tokens_per_step"],
                   "%s: balanced routing: every expert gets %s rows a step (%s)" % (label, tok[0], tok))
-            check(spread(expert) <= 0.25, "%s: the experts compute alike: per-rank expert ms/step %s within 25%% "
+            check(not timing or spread(expert) <= 0.25, "%s: the experts compute alike: per-rank expert ms/step %s within 25%% "
                   "(spread %.0f%%)" % (label, exs, 100 * spread(expert)))
             print("      healthy moe p=%d: expert ms/step %s, all-to-all ms/step %s" % (p, exs, cms))
             continue
@@ -737,11 +741,11 @@ def moe(out):
               "%s: the truth's hot expert %d gets %d of %d rows a step (share %.2f, %s)"
               % (label, hot, tok[hot], mt["tokens_per_step"], share, tok))
         om = median([expert[k] for k in others])
-        check(max(expert, key=expert.get) == hot and expert[hot] >= 1.5 * om,
+        check(not timing or (max(expert, key=expert.get) == hot and expert[hot] >= 1.5 * om),
               "%s: rank %d (the hot expert) computes longest, %.1f ms/step >= 1.5x the others' %.1f (%s)"
               % (label, hot, expert[hot] / 1000, om / 1000, exs))
         oc = min(comm[k] for k in others)
-        check(comm[hot] < oc, "%s: rank %d spends the least time in the all-to-alls, %.1f ms/step < the others' "
+        check(not timing or comm[hot] < oc, "%s: rank %d spends the least time in the all-to-alls, %.1f ms/step < the others' "
               "least %.1f (%s): they wait for it" % (label, hot, comm[hot] / 1000, oc / 1000, cms))
         print("      moe p=%d hot=%d share=%.2f: expert time hot/median-others %.2fx, all-to-all median-others/hot "
               "%.2fx, tokens %s" % (p, hot, share, expert[hot] / om, median([comm[k] for k in others]) / max(comm[hot], 1e-9), tok))
