@@ -737,7 +737,7 @@ def moe(out):
         hot, share = f["params"]["hot_rank"], f["params"]["hot_share"]
         others = [k for k in expert if k != hot]
         batch = mt["tokens_per_step"] // p
-        check(tok[hot] == p * round(share * batch) and max(tok) == tok[hot],
+        check(tok[hot] == p * int(share * batch + 0.5) and max(tok) == tok[hot],
               "%s: the truth's hot expert %d gets %d of %d rows a step (share %.2f, %s)"
               % (label, hot, tok[hot], mt["tokens_per_step"], share, tok))
         om = median([expert[k] for k in others])
