@@ -702,12 +702,13 @@ def moe(out):
         p = len(rs)
         label = "moe %s p=%d" % (stem, p)
         check(p >= 2 and mt["experts"] == p, "%s: one trace per expert (%d, truth %d)" % (label, p, mt["experts"]))
-        expert, comm, a2a = {}, {}, {}
+        expert, least, comm, a2a = {}, {}, {}, {}
         for r in rs:
             ex = union([(e["ts"], e["ts"] + e["dur"]) for e in r.kernels if e["name"].startswith("expert_")])
             # a loaded machine only ever adds time (a rank descheduled mid-GEMM): the
             # least disturbed quarter of the steps shows the work
             expert[r.rank] = quantile(r.per_step(ex), 0.25)
+            least[r.rank] = min(r.per_step(ex))
             comm[r.rank] = median(r.per_step(r.comm))
             sr = [e for e in r.kernels if e["name"] == "ncclDevKernel_SendRecv"]
             a2a[r.rank] = sorted(set(sum(1 for e in sr if in_window(e, s["ts"], s["ts"] + s["dur"])) for _, s in r.steps))
@@ -729,8 +730,13 @@ def moe(out):
         if not t["faults"]:
             check(len(set(tok)) == 1 and sum(tok) == mt["tokens_per_step"],
                   "%s: balanced routing: every expert gets %s rows a step (%s)" % (label, tok[0], tok))
-            check(not timing or spread(expert) <= 0.25, "%s: the experts compute alike: per-rank expert ms/step %s within 25%% "
-                  "(spread %.0f%%)" % (label, exs, 100 * spread(expert)))
+            # more ranks than cores share them two by two, and a load on one core
+            # (a build, another process) slows its pair through the whole run: the
+            # least disturbed step of each rank, and a wider margin when oversubscribed
+            tol = 0.25 if p <= (os.cpu_count() or 1) else 0.40
+            check(not timing or spread(least) <= tol, "%s: the experts compute alike: per-rank expert ms in the least "
+                  "disturbed step %s within %.0f%% (spread %.0f%%)"
+                  % (label, ["%.1f" % (least[k] / 1000) for k in sorted(least)], 100 * tol, 100 * spread(least)))
             print("      healthy moe p=%d: expert ms/step %s, all-to-all ms/step %s" % (p, exs, cms))
             continue
         f = [x for x in t["faults"] if x["fault"] == "expert_imbalance"][0]
