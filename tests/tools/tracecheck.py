@@ -730,10 +730,11 @@ def moe(out):
         if not t["faults"]:
             check(len(set(tok)) == 1 and sum(tok) == mt["tokens_per_step"],
                   "%s: balanced routing: every expert gets %s rows a step (%s)" % (label, tok[0], tok))
-            # more ranks than cores share them two by two, and a load on one core
-            # (a build, another process) slows its pair through the whole run: the
-            # least disturbed step of each rank, and a wider margin when oversubscribed
-            tol = 0.25 if p <= (os.cpu_count() or 1) else 0.40
+            # a load on one core (a build, another process) can slow the rank on it
+            # through a whole run (measured on 2 shared cores: 38% once in 10 runs):
+            # each rank's least disturbed step, within 40% (the hot expert of moe-a
+            # computes 4x to 16x the others)
+            tol = 0.40
             check(not timing or spread(least) <= tol, "%s: the experts compute alike: per-rank expert ms in the least "
                   "disturbed step %s within %.0f%% (spread %.0f%%)"
                   % (label, ["%.1f" % (least[k] / 1000) for k in sorted(least)], 100 * tol, 100 * spread(least)))
@@ -747,9 +748,11 @@ def moe(out):
               "%s: the truth's hot expert %d gets %d of %d rows a step (share %.2f, %s)"
               % (label, hot, tok[hot], mt["tokens_per_step"], share, tok))
         om = median([expert[k] for k in others])
-        check(not timing or (max(expert, key=expert.get) == hot and expert[hot] >= 1.5 * om),
-              "%s: rank %d (the hot expert) computes longest, %.1f ms/step >= 1.5x the others' %.1f (%s)"
-              % (label, hot, expert[hot] / 1000, om / 1000, exs))
+        # the expert's time follows its rows: at least 60% of the token ratio
+        want = 0.6 * tok[hot] / max(median([tok[k] for k in others]), 1)
+        check(not timing or (max(expert, key=expert.get) == hot and expert[hot] >= want * om),
+              "%s: rank %d (the hot expert) computes longest, %.1f ms/step >= %.1fx the others' %.1f (%s)"
+              % (label, hot, expert[hot] / 1000, want, om / 1000, exs))
         oc = min(comm[k] for k in others)
         check(not timing or comm[hot] < oc, "%s: rank %d spends the least time in the all-to-alls, %.1f ms/step < the others' "
               "least %.1f (%s): they wait for it" % (label, hot, comm[hot] / 1000, oc / 1000, cms))
