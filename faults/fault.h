@@ -118,6 +118,14 @@ struct fl_services {
 	 * the buffers are reallocated); FL_EINPUT when the workload is not a
 	 * pipeline or m is not in [1, batch] (env->pipeline_stages says beforehand) */
 	enum fl_status (*set_microbatches)(void *host, int m);
+	/* a mixture-of-experts workload: route `share` of every rank's tokens to
+	 * expert `hot` (rank hot's) and the rest evenly to the other experts, from
+	 * now on (at init: before the first step); FL_EINPUT when the workload is
+	 * not one (env->experts says beforehand) or hot or share is out of range */
+	enum fl_status (*set_expert_skew)(void *host, int hot, double share);
+	/* a mixture-of-experts workload: the token rows this rank's expert
+	 * received in the last step's dispatch all-to-all; 0 otherwise */
+	long (*expert_tokens)(void *host);
 	/* folders: scratch is this rank's own, empty at the start and removed after
 	 * the run (files a fault needs: never seen by the learner); out is where
 	 * the traces and the truth go (a file there is part of what learners get) */
@@ -156,6 +164,12 @@ static inline __attribute__((warn_unused_result)) enum fl_status fl_svc_set_micr
 {
 	return s->set_microbatches(s->host, m);
 }
+static inline __attribute__((warn_unused_result)) enum fl_status fl_svc_set_expert_skew(const struct fl_services *s,
+											  int hot, double share)
+{
+	return s->set_expert_skew(s->host, hot, share);
+}
+static inline long fl_svc_expert_tokens(const struct fl_services *s) { return s->expert_tokens(s->host); }
 static inline void fl_svc_set_allreduce_overlap(const struct fl_services *s, int overlapped)
 {
 	s->set_allreduce_overlap(s->host, overlapped);
@@ -186,6 +200,7 @@ struct fl_fault_env {
 	int layers;                  /* model layers (forward/backward layer sites per step) */
 	int pipeline_stages;         /* a pipeline workload: its stages (= ranks); 0: not a pipeline */
 	int microbatches;            /* a pipeline workload: the scenario's micro-batches per step */
+	int experts;                 /* a mixture-of-experts workload: its experts (= ranks); 0: not one */
 	int batch;                   /* rows per step */
 	const char *const *phases;   /* the workload's phase names */
 	size_t n_phases;
@@ -207,7 +222,7 @@ struct fl_fault_ops {
 	const char *backends;    /* the backends it runs on, space-separated: "cpu emu cuda" */
 	int needs_train;         /* a training workload (workload.mode "train") */
 	int min_ranks;           /* ranks it needs (0 or 1: any) */
-	const char *workload;    /* the workload.kind it needs ("pipeline"); NULL: the default "mlp" */
+	const char *workload;    /* the workload.kind it needs ("pipeline", "moe"); NULL: the default "mlp" */
 	const struct fl_param_spec *params;
 	size_t n_params;
 	/* called once before any step; may refuse the run (wrong backend, bad phase) */

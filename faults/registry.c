@@ -26,6 +26,7 @@
 	X(pageable_copy)             \
 	X(dtype_casts)               \
 	X(too_few_microbatches)      \
+	X(expert_imbalance)          \
 	/* a new module's line goes above this one */
 
 #define FL_FAULT_DECLARE(n) extern const struct fl_fault_ops fl_fault_##n;

@@ -185,6 +185,21 @@ static enum fl_status svc_set_microbatches(void *host, int m)
 	return st;
 }
 
+static enum fl_status svc_set_expert_skew(void *host, int hot, double share)
+{
+	struct fl_harness *h = host;
+	enum fl_status st = fl_moe_set_skew(&h->wl, hot, share);
+	if (st)
+		fl_error_prefix(st, "fault '%s': ", cur_name(h));
+	return st;
+}
+
+static long svc_expert_tokens(void *host)
+{
+	struct fl_harness *h = host;
+	return fl_moe_received(&h->wl);
+}
+
 /* ---- the scratch folder: this rank's, removed after the run ---- */
 
 static enum fl_status scratch_create(struct fl_harness *h)
@@ -530,7 +545,8 @@ struct run {
 	struct fl_run_result *r;
 	struct fl_harness *h;
 	struct fl_backend be;
-	int be_open, wl_init, auto_backend, train, pipeline;
+	int be_open, wl_init, auto_backend, train, pipeline, moe;
+	double *expert_tokens;      /* moe: the rows this rank's expert received, each recorded step */
 	const char *out_dir, *backend;
 	uint64_t seed;
 	long active, total;
@@ -573,6 +589,9 @@ static enum fl_status run_check(struct run *x)
 	if (x->pipeline && world > 1 && !ops->sendrecv)
 		return fl_error(FL_EINPUT, "scenario '%s': a pipeline on %d ranks needs a backend with point-to-point "
 				"transfers (emu), not '%s'", sc->name, world, ops->name);
+	if (x->moe && !ops->alltoallv)
+		return fl_error(FL_EINPUT, "scenario '%s': a mixture of experts needs a backend with all-to-all and its "
+				"routing kernels (emu), not '%s'", sc->name, ops->name);
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
 		if (!fl_workload_has_phase(x->train, sc->workload.phases[p]))
 			return fl_error(FL_EINPUT, "'%s': workload.phases[%zu]: phase '%s' needs workload.mode \"train\"",
@@ -634,6 +653,7 @@ static enum fl_status run_open(struct run *x)
 	x->shape = (struct fl_workload_shape){
 		.train = x->train,
 		.pipeline = x->pipeline,
+		.moe = x->moe,
 		.rank = r->rank,
 		.microbatches = (int)sc->workload.microbatches,
 		.batch = (int)sc->workload.batch,
@@ -693,6 +713,8 @@ static enum fl_status run_harness(struct run *x)
 		.set_allreduce_overlap = svc_set_allreduce_overlap,
 		.set_link_gbps = svc_set_link_gbps,
 		.set_microbatches = svc_set_microbatches,
+		.set_expert_skew = svc_set_expert_skew,
+		.expert_tokens = svc_expert_tokens,
 		.scratch_dir = h->scratch,
 		.out_dir = x->out_dir,
 	};
@@ -704,7 +726,8 @@ static enum fl_status run_harness(struct run *x)
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
 		x->phase_id[p] = fl_tracer_intern(sc->workload.phases[p]);
 	x->step_id = calloc((size_t)x->total, sizeof(*x->step_id));
-	if (!x->step_id)
+	x->expert_tokens = x->moe ? calloc((size_t)x->total, sizeof(*x->expert_tokens)) : NULL;
+	if (!x->step_id || (x->moe && !x->expert_tokens))
 		return fl_error(FL_ERUNTIME, "out of memory");
 	for (long s = 0; s < x->total; s++) {
 		char nm[48];
@@ -731,6 +754,7 @@ static enum fl_status run_faults_init(struct run *x)
 		.layers = h->wl.layers,
 		.pipeline_stages = x->pipeline ? x->r->world_size : 0,
 		.microbatches = x->pipeline ? h->wl.microbatches : 0,
+		.experts = x->moe ? x->r->world_size : 0,
 		.batch = h->wl.batch,
 		.phases = sc->workload.phases,
 		.n_phases = sc->workload.n_phases,
@@ -810,6 +834,8 @@ static void run_step(struct run *x, long s)
 		fl_nvtx_pop();
 	}
 	h->ctx.phase = NULL;
+	if (x->expert_tokens)
+		x->expert_tokens[s] = (double)fl_moe_received(&h->wl);
 	progress(h, s, WHERE_END);
 	EACH_FAULT(h, step_end);
 	fl_span_end(step_slot);
@@ -881,6 +907,11 @@ static enum fl_status run_write(struct run *x)
 					 be->ops->asynchronous ? &dstats : NULL);
 	if ((st = fl_truth_rank_readback(x->report, r->trace_path)))
 		return st;
+	if (x->expert_tokens && x->report) { /* moe: the rows this rank's expert received, each recorded step */
+		long first = sc->wait + sc->warmup;
+		cJSON_AddItemToObject(x->report, "expert_tokens",
+				      cJSON_CreateDoubleArray(x->expert_tokens + first, (int)(x->total - first)));
+	}
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);
 	st = fl_comm_gather_strings(text, &x->reports_text);
@@ -927,6 +958,7 @@ static void run_release(struct run *x)
 	}
 	cJSON_Delete(x->report);
 	free(x->step_id);
+	free(x->expert_tokens);
 	if (h) {
 		for (size_t i = 0; i < h->n_faults; i++) {
 			if (h->faults[i].ops->release)
@@ -961,6 +993,7 @@ enum fl_status fl_run_scenario(const struct fl_scenario *sc, const struct fl_run
 		.active = o->active_steps > 0 ? o->active_steps : sc->active,
 		.train = strcmp(sc->workload.mode, "train") == 0,
 		.pipeline = strcmp(sc->workload.kind, "pipeline") == 0,
+		.moe = strcmp(sc->workload.kind, "moe") == 0,
 	};
 	x.total = sc->wait + sc->warmup + x.active;
 	enum fl_status st;

@@ -363,15 +363,16 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	    (st = fl_json_get_string(file, "workload", w, "allocator", 0, &alloc)) ||
 	    (st = fl_json_get_int(file, "workload", w, "microbatches", 0, 1, 1024, &sc->workload.microbatches)))
 		return st;
-	if (strcmp(sc->workload.kind, "mlp") != 0 && strcmp(sc->workload.kind, "pipeline") != 0)
-		return fl_error(FL_EINPUT, "'%s': workload.kind: expected \"mlp\" or \"pipeline\", got \"%s\"", file,
+	if (strcmp(sc->workload.kind, "mlp") != 0 && strcmp(sc->workload.kind, "pipeline") != 0 &&
+	    strcmp(sc->workload.kind, "moe") != 0)
+		return fl_error(FL_EINPUT, "'%s': workload.kind: expected \"mlp\", \"pipeline\" or \"moe\", got \"%s\"", file,
 				sc->workload.kind);
-	int pipeline = strcmp(sc->workload.kind, "pipeline") == 0;
-	if (pipeline && !cJSON_GetObjectItemCaseSensitive(w, "mode"))
-		sc->workload.mode = "train"; /* a pipeline trains */
-	if (pipeline && strcmp(sc->workload.mode, "train") != 0)
-		return fl_error(FL_EINPUT, "'%s': workload.mode: a \"pipeline\" workload trains, expected \"train\", got \"%s\"",
-				file, sc->workload.mode);
+	int pipeline = strcmp(sc->workload.kind, "pipeline") == 0, moe = strcmp(sc->workload.kind, "moe") == 0;
+	if ((pipeline || moe) && !cJSON_GetObjectItemCaseSensitive(w, "mode"))
+		sc->workload.mode = "train"; /* a pipeline and a mixture of experts train */
+	if ((pipeline || moe) && strcmp(sc->workload.mode, "train") != 0)
+		return fl_error(FL_EINPUT, "'%s': workload.mode: a \"%s\" workload trains, expected \"train\", got \"%s\"",
+				file, sc->workload.kind, sc->workload.mode);
 	if (!pipeline && sc->workload.microbatches)
 		return fl_error(FL_EINPUT, "'%s': workload.microbatches: only a \"pipeline\" workload has micro-batches", file);
 	if (pipeline && !sc->workload.microbatches)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "capture/clock.h"
+#include "common/stats.h"
 #include "common/jsonutil.h"
 #include "grader/analysis/host_metrics.h"
 #include "grader/trace/trace_events.h"
@@ -142,6 +143,41 @@ static cJSON *fault_json(const struct fl_fault *f, const struct fl_scenario *sc,
 	return o;
 }
 
+/* A mixture of experts: the token rows each expert (rank) received, as its
+ * rank measured them in each recorded step's dispatch all-to-all, and their
+ * per-step median and share of the step's tokens. */
+static void add_moe(cJSON *env, const struct fl_truth_input *in, cJSON *const *reports, size_t n_reports)
+{
+	cJSON *m = cJSON_AddObjectToObject(env, "moe");
+	cJSON_AddNumberToObject(m, "experts", (double)n_reports);
+	cJSON_AddNumberToObject(m, "tokens_per_step", (double)in->sc->workload.batch * (double)n_reports);
+	cJSON *med = cJSON_AddArrayToObject(m, "tokens_per_expert");
+	cJSON *share = cJSON_AddArrayToObject(m, "share_per_expert");
+	cJSON *steps = cJSON_AddArrayToObject(m, "tokens_per_expert_per_step");
+	const cJSON *tok[1024] = {0};
+	int n_steps = -1;
+	for (size_t r = 0; r < n_reports && r < 1024; r++) {
+		tok[r] = cJSON_GetObjectItemCaseSensitive(reports[r], "expert_tokens");
+		int n = cJSON_GetArraySize(tok[r]);
+		n_steps = n_steps < 0 || n < n_steps ? n : n_steps;
+	}
+	for (int k = 0; k < n_steps; k++) {
+		cJSON *row = cJSON_CreateArray();
+		for (size_t r = 0; r < n_reports && r < 1024; r++)
+			cJSON_AddItemToArray(row, cJSON_CreateNumber(cJSON_GetArrayItem(tok[r], k)->valuedouble));
+		cJSON_AddItemToArray(steps, row);
+	}
+	for (size_t r = 0; r < n_reports && r < 1024; r++) {
+		double v[4096];
+		int n = n_steps < 4096 ? n_steps : 4096;
+		for (int k = 0; k < n; k++)
+			v[k] = cJSON_GetArrayItem(tok[r], k)->valuedouble;
+		double mv = n > 0 ? fl_median(v, (size_t)n) : 0;
+		cJSON_AddItemToArray(med, cJSON_CreateNumber(mv));
+		cJSON_AddItemToArray(share, cJSON_CreateNumber(mv / ((double)in->sc->workload.batch * (double)n_reports)));
+	}
+}
+
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
 			      size_t n_reports, cJSON **metrics_out)
 {
@@ -230,6 +266,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddStringToObject(cal, "kind", "pipeline");
 		cJSON_AddNumberToObject(cal, "microbatches", (double)in->sc->workload.microbatches);
 	}
+	if (strcmp(in->sc->workload.kind, "moe") == 0)
+		cJSON_AddStringToObject(cal, "kind", "moe");
 	cJSON_AddNumberToObject(cal, "measured_step_ms", c->measured_ms);
 	if (c->rechecked) {
 		cJSON *rc = cJSON_AddObjectToObject(cal, "recheck");
@@ -262,6 +300,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(ml, "involuntary_switches", (double)l->involuntary_switches);
 		cJSON_AddBoolToObject(ml, "stolen", fl_machine_load_busy(l));
 	}
+	if (strcmp(in->sc->workload.kind, "moe") == 0)
+		add_moe(env, in, reports, n_reports);
 
 	cJSON *faults = cJSON_AddArrayToObject(root, "faults");
 	for (size_t i = 0; i < in->n_faults; i++)

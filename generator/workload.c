@@ -14,7 +14,7 @@ void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct
 	w->train = shape->train;
 	w->batch = shape->batch;
 	w->dim = shape->dim;
-	w->layers = shape->train ? shape->layers : 2;
+	w->layers = shape->moe ? 2 : shape->train ? shape->layers : 2; /* an expert: two layers */
 	if (w->layers > FL_MAX_LAYERS)
 		w->layers = FL_MAX_LAYERS;
 	w->world = shape->world > 0 ? shape->world : 1;
@@ -31,6 +31,8 @@ void fl_workload_init(struct fl_workload *w, struct fl_backend *be, const struct
 		if (w->microbatches > w->batch)
 			w->microbatches = w->batch;
 		fl_pipe_alloc(w);
+	} else if (shape->moe) {
+		fl_moe_alloc(w);
 	} else if (w->train) {
 		fl_train_alloc(w);
 	}
@@ -48,6 +50,10 @@ static void phase_data_loading(struct fl_workload *w)
 		fl_pipe_data_loading(w);
 		return;
 	}
+	if (w->moe) {
+		fl_moe_data_loading(w);
+		return;
+	}
 	fl_tensor_free(&w->rt, w->x);
 	w->x = fl_rt_randn(&w->rt, w->batch, w->dim);
 }
@@ -56,6 +62,10 @@ static void phase_forward(struct fl_workload *w)
 {
 	if (w->pipeline) {
 		fl_pipe_forward(w);
+		return;
+	}
+	if (w->moe) {
+		fl_moe_forward(w);
 		return;
 	}
 	if (w->train) {
@@ -84,6 +94,8 @@ static void phase_backward(struct fl_workload *w)
 {
 	if (w->pipeline)
 		fl_pipe_backward(w);
+	else if (w->moe)
+		fl_moe_backward(w);
 	else
 		fl_train_backward(w);
 }
@@ -92,6 +104,8 @@ static void phase_optimizer(struct fl_workload *w)
 {
 	if (w->pipeline)
 		fl_pipe_optimizer(w);
+	else if (w->moe)
+		fl_moe_optimizer(w);
 	else
 		fl_train_optimizer(w);
 }
@@ -100,6 +114,10 @@ static void phase_metrics(struct fl_workload *w)
 {
 	if (w->pipeline) {
 		fl_pipe_metrics(w);
+		return;
+	}
+	if (w->moe) {
+		fl_moe_metrics(w);
 		return;
 	}
 	if (w->loss)
@@ -138,6 +156,8 @@ void fl_workload_release(struct fl_workload *w)
 	fl_dev_synchronize(w->rt.be);
 	if (w->pipeline)
 		fl_pipe_release(w);
+	else if (w->moe)
+		fl_moe_release(w);
 	else if (w->train)
 		fl_train_release(w);
 	fl_tensor_free(&w->rt, w->x);
@@ -154,7 +174,7 @@ static double healthy_step_ms(struct fl_backend *be, const struct fl_workload_sh
 	struct fl_workload w;
 	double ms[9];
 	struct fl_workload_shape one = *shape;
-	one.world = 1; /* a pipeline measured alone is one stage running every micro-batch */
+	one.world = 1; /* a pipeline measured alone is one stage running every micro-batch; an MoE, one expert */
 	one.rank = 0;
 	fl_workload_init(&w, be, &one, seed);
 	w.world = 1; /* calibration measures one rank alone */

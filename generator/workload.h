@@ -23,6 +23,15 @@
  *   backward      per micro-batch: receive the gradient, layers, send it on
  *   optimizer     SGD on this stage's layers (no data-parallel all-reduce)
  *   metrics       every stage waits for its device; the last one reads the loss
+ * Expert-parallel mixture of experts (kind "moe", moe.c): every rank holds one
+ * expert (two dim×dim layers); each step a router assigns the rank's tokens to
+ * the experts and real all-to-alls on the comm stream move them there and back.
+ *   data_loading  the batch (every rank)
+ *   forward       router, count exchange (read back), dispatch all-to-all, the
+ *                 expert's GEMMs over the rows it received, combine all-to-all, loss
+ *   backward      the loss gradient to the experts (all-to-all), the expert's gradient GEMMs
+ *   optimizer     SGD on the expert (no data-parallel all-reduce: no shared layer is trained)
+ *   metrics       a host read of this rank's loss
  * Calibration picks `dim` so that a healthy step lasts about the scenario's
  * target on this machine; the truth records the choice and the measurements.
  */
@@ -44,6 +53,7 @@ struct fl_workload {
 	/* pipeline: this rank's stage of `stages`, and the micro-batches of a step */
 	int pipeline, stage, stages, microbatches;
 	struct fl_pipe *pipe;
+	struct fl_moe *moe;       /* a mixture of experts (kind "moe"); NULL otherwise */
 	struct fl_tensor *w[FL_MAX_LAYERS];
 	struct fl_tensor *act[FL_MAX_LAYERS + 1]; /* training: saved activations, act[0] = x */
 	struct fl_tensor *grads;  /* training: flat gradient buffer, layers × dim × dim */
@@ -57,6 +67,7 @@ struct fl_workload {
 struct fl_workload_shape {
 	int train;
 	int pipeline, rank, microbatches; /* pipeline: stages = world */
+	int moe;                          /* a mixture of experts: experts = world */
 	int batch, dim, layers, world;
 	enum fl_alloc_policy alloc;
 };
@@ -93,6 +104,22 @@ void fl_pipe_metrics(struct fl_workload *w);
  * recorded window: the buffers are reallocated). FL_EINPUT when the workload
  * is not a pipeline or m is not in [1, batch]. */
 enum fl_status fl_pipe_set_microbatches(struct fl_workload *w, int m);
+
+/* mixture-of-experts phases (moe.c) */
+void fl_moe_alloc(struct fl_workload *w);
+void fl_moe_release(struct fl_workload *w);
+void fl_moe_data_loading(struct fl_workload *w);
+void fl_moe_forward(struct fl_workload *w);
+void fl_moe_backward(struct fl_workload *w);
+void fl_moe_optimizer(struct fl_workload *w);
+void fl_moe_metrics(struct fl_workload *w);
+/* Route `share` of every rank's tokens to expert `hot` (rank hot's) and the
+ * rest evenly to the others, from now on (before a step, outside the window).
+ * FL_EINPUT when the workload is not a mixture of experts, or hot or share is
+ * out of range. */
+enum fl_status fl_moe_set_skew(struct fl_workload *w, int hot, double share);
+/* The rows this rank's expert received in the last step (0: not a mixture of experts). */
+long fl_moe_received(const struct fl_workload *w);
 
 #define FL_CALIB_MAX_TRIES 20
 

@@ -10,7 +10,9 @@
  * the queue drains; nothing spins. Collectives run on the comm stream's worker
  * as real MPI collectives and are named like NCCL's kernels, so trace tools
  * classify them as communication; so are point-to-point sends and receives
- * (MPI_Isend / MPI_Irecv, named as NCCL's SendRecv kernel).
+ * (MPI_Isend / MPI_Irecv, named as NCCL's SendRecv kernel) and all-to-alls
+ * (MPI_Ialltoallv; NCCL runs an all-to-all as grouped sends and receives, one
+ * SendRecv kernel, and is named so).
  *
  * A clock factor f > 1 emulates a throttled device: after each compute kernel
  * the worker pauses (f − 1) × its real duration, so the kernel lasts f times
@@ -43,7 +45,7 @@
 #define QCAP 4096
 #define N_STREAMS 2
 
-enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_SENDRECV, OP_RELEASE, OP_SET, OP_STOP };
+enum op_kind { OP_KERNEL, OP_COPY, OP_WAIT, OP_ALLREDUCE, OP_SENDRECV, OP_ALLTOALL, OP_RELEASE, OP_SET, OP_STOP };
 
 struct emu_op {
 	enum op_kind kind;
@@ -60,6 +62,7 @@ struct emu_op {
 	void *ctx;
 	double *target, value; /* OP_SET: *target = value, in stream order */
 	int peer, send, tag;   /* OP_SENDRECV */
+	const size_t *send_counts, *recv_counts; /* OP_ALLTOALL: src → dst */
 };
 
 struct emu_dev;
@@ -252,6 +255,17 @@ static void *worker_main(void *arg)
 		case OP_SENDRECV: {
 			enum fl_status st = op.send ? fl_comm_send(op.dst, op.bytes / sizeof(float), op.peer, op.tag)
 						    : fl_comm_recv(op.dst, op.bytes / sizeof(float), op.peer, op.tag);
+			t1 = fl_clock_ticks();
+			if (st)
+				d->comm_error = st;
+			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, op.bytes);
+			pthread_mutex_lock(&d->stats_mu);
+			d->st.collectives++;
+			pthread_mutex_unlock(&d->stats_mu);
+			break;
+		}
+		case OP_ALLTOALL: {
+			enum fl_status st = fl_comm_alltoallv(op.src, op.send_counts, op.dst, op.recv_counts);
 			t1 = fl_clock_ticks();
 			if (st)
 				d->comm_error = st;
@@ -493,6 +507,23 @@ static void emu_sendrecv(struct fl_backend *be, float *buf, size_t n, int peer, 
 	fl_span_end(slot);
 }
 
+/* An all-to-all on the comm stream's worker (MPI_Ialltoallv polled to
+ * completion), named like the SendRecv kernel NCCL runs it as; the bytes are
+ * what this rank sends. */
+static void emu_alltoallv(struct fl_backend *be, const float *send, const size_t *send_counts, float *recv,
+			  const size_t *recv_counts, int stream)
+{
+	struct emu_dev *d = be->state;
+	size_t n = 0;
+	for (int p = 0; p < (be->cfg.world_size > 0 ? be->cfg.world_size : 1); p++)
+		n += send_counts[p];
+	struct emu_op op = {.kind = OP_ALLTOALL, .src = send, .dst = recv, .bytes = n * sizeof(float),
+			    .send_counts = send_counts, .recv_counts = recv_counts, .name = d->n_sendrecv_kernel};
+	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
+	enqueue(stream_of(d, stream), &op);
+	fl_span_end(slot);
+}
+
 static void emu_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream)
 {
 	struct emu_dev *d = be->state;
@@ -582,6 +613,7 @@ const struct fl_backend_ops fl_backend_emu = {
 	.synchronize = emu_synchronize,
 	.allreduce = emu_allreduce,
 	.sendrecv = emu_sendrecv,
+	.alltoallv = emu_alltoallv,
 	.release = emu_release,
 	.set_clock_factor = emu_set_clock_factor,
 	.set_link_gbps = emu_set_link_gbps,

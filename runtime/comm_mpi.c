@@ -185,6 +185,35 @@ enum fl_status fl_comm_bcast(void *buf, size_t bytes, int root)
 	return wait_req(&req, "MPI_Ibcast");
 }
 
+enum fl_status fl_comm_alltoallv(const float *send, const size_t *send_counts, float *recv, const size_t *recv_counts)
+{
+	if (!inited || size == 1) {
+		if (send_counts[0] != recv_counts[0])
+			return fl_error(FL_ERUNTIME, "rank %d: all-to-all on one rank: %zu floats sent to itself, %zu expected",
+					rank, send_counts[0], recv_counts[0]);
+		memmove(recv, send, send_counts[0] * sizeof(float));
+		return FL_OK;
+	}
+	int *v = malloc(4 * (size_t)size * sizeof(int)); /* MPI counts and displacements are ints */
+	if (!v)
+		return fl_error(FL_ERUNTIME, "rank %d: all-to-all: out of memory", rank);
+	int *sc = v, *sd = v + size, *rc = v + 2 * size, *rd = v + 3 * size;
+	size_t so = 0, ro = 0;
+	for (int p = 0; p < size; p++) {
+		sc[p] = (int)send_counts[p];
+		sd[p] = (int)so;
+		rc[p] = (int)recv_counts[p];
+		rd[p] = (int)ro;
+		so += send_counts[p];
+		ro += recv_counts[p];
+	}
+	MPI_Request req;
+	int mrc = MPI_Ialltoallv(send, sc, sd, MPI_FLOAT, recv, rc, rd, MPI_FLOAT, MPI_COMM_WORLD, &req);
+	enum fl_status st = mrc == MPI_SUCCESS ? wait_req(&req, "MPI_Ialltoallv") : mpi_err(mrc, "MPI_Ialltoallv");
+	free(v);
+	return st;
+}
+
 enum fl_status fl_comm_gather_strings(const char *mine, char ***all)
 {
 	*all = NULL;

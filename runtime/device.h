@@ -80,6 +80,14 @@ struct fl_backend_ops {
 	 * (send 0) on `stream`, point to point, as NCCL's send/recv (NULL: none);
 	 * `tag` keeps two directions between the same ranks apart */
 	void (*sendrecv)(struct fl_backend *be, float *buf, size_t n, int peer, int send, int tag, int stream);
+	/* called to exchange rows between all ranks on `stream`, as an all-to-all
+	 * (NCCL's is ncclSend/ncclRecv to every peer in one group, one SendRecv
+	 * kernel): send_counts[p] floats of `send`, packed in rank order, go to rank
+	 * p; recv_counts[p] floats from rank p land in `recv`, packed in rank order.
+	 * The count arrays (world_size entries each) are read when the stream runs
+	 * the call, so they stay unchanged until then (NULL: no all-to-all) */
+	void (*alltoallv)(struct fl_backend *be, const float *send, const size_t *send_counts, float *recv,
+			  const size_t *recv_counts, int stream);
 	/* called to free memory after the work queued on `stream` (NULL: free now) */
 	void (*release)(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int stream);
 	/* called to slow every compute kernel by `factor` (a clock-throttled device) */

@@ -102,6 +102,10 @@ struct dg_trace {
 	double tiny_top3_share;
 	int n_comm;
 	double launch_med_us, kern_med_us; /* median launch call, median compute kernel */
+	/* a mixture of experts: rows in the Input Dims of forward ops named *expert*
+	 * (the tokens an expert received), summed, and the number of such ops */
+	double expert_rows;
+	long n_expert_ops;
 	uint64_t main_thread;
 	enum fl_status st_read;
 	char msg[1024];
@@ -144,6 +148,10 @@ void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs);
 double dg_ramp(double x, double lo, double hi);
 void dg_addn(cJSON *o, const char *k, double v);
 double dg_step_p50(const struct dg_trace *t);
+
+/* expert_imbalance (diagnose_rules_moe.c), over every rank; it drops the
+ * findings its lookalikes make on an expert-parallel layer. */
+void dg_rule_moe(const struct dg_trace *t, size_t n, struct dg_findings *fs);
 
 /* Run every rule over the run (t[0..n)), with an optional baseline. */
 void dg_rules(const struct dg_trace *t, size_t n, const struct dg_trace *b, size_t nb, struct dg_findings *fs);

@@ -157,6 +157,13 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 			v.kind = DG_OP;
 			v.rtf = c->opf[e->name];
 			t->has_ops = 1;
+			if (e->in_rows >= 0) {
+				const char *nm = fl_strtab_str(t->st, e->name);
+				if (strstr(nm, "expert") && !strstr(nm, "backward")) {
+					t->expert_rows += (double)e->in_rows;
+					t->n_expert_ops++;
+				}
+			}
 		} else if (cat == c->c.user_annotation) {
 			v.kind = DG_SPAN;
 		} else if (cat == c->c.cuda_runtime || cat == c->c.cuda_driver) {

@@ -794,8 +794,8 @@ static inline int event_key(const uint8_t *k, size_t n)
 	return K_OTHER;
 }
 
-enum { A_OTHER, A_CORRELATION, A_EXTERNAL_ID, A_STREAM, A_DEVICE, A_BYTES };
-static const uint8_t arg_len[] = {0, 11, 11, 6, 6, 5};
+enum { A_OTHER, A_CORRELATION, A_EXTERNAL_ID, A_STREAM, A_DEVICE, A_BYTES, A_INPUT_DIMS };
+static const uint8_t arg_len[] = {0, 11, 11, 6, 6, 5, 10};
 
 static inline int arg_key(const uint8_t *k, size_t n)
 {
@@ -804,6 +804,7 @@ static inline int arg_key(const uint8_t *k, size_t n)
 	if (n == 6 && !memcmp(k, "stream", 6)) return A_STREAM;
 	if (n == 6 && !memcmp(k, "device", 6)) return A_DEVICE;
 	if (n == 5 && !memcmp(k, "bytes", 5)) return A_BYTES;
+	if (n == 10 && !memcmp(k, "Input Dims", 10)) return A_INPUT_DIMS;
 	return A_OTHER;
 }
 
@@ -819,6 +820,7 @@ static inline int fast_arg_key(const uint8_t *p)
 	case 's': return !memcmp(q, "stream\"", 7) ? A_STREAM : 0;
 	case 'd': return !memcmp(q, "device\"", 7) ? A_DEVICE : 0;
 	case 'b': return !memcmp(q, "bytes\"", 6) ? A_BYTES : 0;
+	case 'I': return !memcmp(q, "Input Dims\"", 11) ? A_INPUT_DIMS : 0;
 	}
 	return 0;
 }
@@ -858,7 +860,28 @@ static int parse_args(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 		case A_DEVICE: dst = &ev->device; flag = FL_TEV_DEVICE; break;
 		case A_BYTES: dst = &ev->bytes; flag = FL_TEV_BYTES; break;
 		}
-		if (dst) {
+		if (key == A_INPUT_DIMS) {
+			/* [[rows, ...], ...]: the value is checked whole by skip_value,
+			 * then its first number read back from where it starts */
+			const uint8_t *v = p;
+			if ((r = skip_value(ps, &p)))
+				return r;
+			ev->in_rows = -1;
+			if (*v == '[') {
+				v = skip_ws(v + 1);
+				if (*v == '[') {
+					v = skip_ws(v + 1);
+					int64_t rows = 0;
+					int nd = 0;
+					while (v < p && *v >= '0' && *v <= '9' && nd < 18) {
+						rows = rows * 10 + (*v++ - '0');
+						nd++;
+					}
+					if (nd && v < p && (*v == ',' || *v == ']' || *v == ' '))
+						ev->in_rows = rows;
+				}
+			}
+		} else if (dst) {
 			*dst = -1;
 			r = key == A_STREAM ? stream_value(ps, &p, dst, &has) : int_value(ps, &p, dst, &has);
 			if (!has)
@@ -924,6 +947,7 @@ static int parse_event(struct parser *ps, const uint8_t **pp, struct fl_tev *ev)
 	int r, isf, ts_kind = 0, kind;
 	memset(ev, 0, sizeof(*ev));
 	ev->pid = ev->tid = ev->correlation = ev->external_id = ev->stream = ev->device = ev->bytes = -1;
+	ev->in_rows = -1;
 	if (*p != '{')
 		return bad(ps, p, "an event (a JSON object)");
 	p = skip_ws(p + 1);

@@ -119,6 +119,7 @@ struct fl_tev {
 	double ts, dur;     /* µs, as written */
 	int64_t pid, tid;   /* numbers, or string ids (FL_TEV_PID_STR / TID_STR) */
 	int64_t correlation, external_id, stream, device, bytes; /* args */
+	int64_t in_rows;    /* args "Input Dims": the first size of the first input (an op's rows), -1 when absent */
 };
 
 /* Called for each item of traceEvents, in file order. A non-zero status stops

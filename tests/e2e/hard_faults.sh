@@ -2,8 +2,8 @@
 # leaves no partial trace or truth under its final name (and never a truth beside
 # another run's trace), and the next run removes the killed run's temporaries; a
 # full disk (ulimit -f) exits 3 naming the file with nothing left behind; a rank
-# killed mid-run ends the whole run within the watchdog period, exit 3 naming the
-# rank, and no truth; `grade --out` onto a full disk exits 2 as documented.
+# killed mid-run (data-parallel or mixture-of-experts) ends the whole run within
+# the watchdog period, exit 3 naming the rank, and no truth; `grade --out` onto a full disk exits 2 as documented.
 . "$(dirname "$0")/lib.sh"
 sc="$SRC/scenarios/r7-healthy.json"
 out="$TMP/out"
@@ -67,29 +67,36 @@ rc=$?
 expect_err_has "report.txt" "the message names the report"
 [ ! -e "$TMP/report.txt" ] && [ -z "$(ls -a "$TMP" | grep '\.report\.txt\.tmp-')" ] && pass "no partial report" || fail "a partial report"
 
-# a rank killed mid-run: the run ends within the watchdog period, naming the rank
-ddp="$SRC/scenarios/ddp-healthy.json"
-start=$(date +%s)
-FL_HARD_FAULTS_TMP=$TMP FL_WATCHDOG_S=3 timeout 60 "$FL" run "$ddp" --ranks 2 --steps 2000 -o "$TMP/ddp" >"$TMP/ddp.out" 2>"$TMP/ddp.err" &
-top=$!
-victim=""
-for _ in $(seq 1 200); do # rank 1: the process whose environment says so, once it has started stepping
-	for p in $(ps -u "$(id -u)" -o pid=); do
-		env=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ") || continue
-		grep -qx "OMPI_COMM_WORLD_RANK=1" <<<"$env" && grep -qx "FL_HARD_FAULTS_TMP=$TMP" <<<"$env" &&
-			grep -q "faultline" "/proc/$p/cmdline" 2>/dev/null && victim=$p
+# a rank killed mid-run: the run ends within the watchdog period, naming the
+# rank, in the data-parallel workload and in the mixture of experts (whose
+# ranks wait for each other inside all-to-alls)
+kill_rank() {
+	local sc=$1 truth=$2 tag=$3
+	local start top victim rc took
+	start=$(date +%s)
+	FL_HARD_FAULTS_TMP=$TMP FL_WATCHDOG_S=3 timeout 60 "$FL" run "$sc" --ranks 2 --steps 2000 -o "$TMP/$tag" >"$TMP/$tag.out" 2>"$TMP/$tag.err" &
+	top=$!
+	victim=""
+	for _ in $(seq 1 200); do # rank 1: the process whose environment says so, once it has started stepping
+		for p in $(ps -u "$(id -u)" -o pid=); do
+			env=$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ") || continue
+			grep -qx "OMPI_COMM_WORLD_RANK=1" <<<"$env" && grep -qx "FL_HARD_FAULTS_TMP=$TMP" <<<"$env" &&
+				grep -q "faultline" "/proc/$p/cmdline" 2>/dev/null && victim=$p
+		done
+		[ -n "$victim" ] && break
+		sleep 0.05
 	done
-	[ -n "$victim" ] && break
-	sleep 0.05
-done
-sleep 1.5
-[ -n "$victim" ] && kill -9 "$victim"
-wait "$top"
-rc=$?
-took=$(( $(date +%s) - start ))
-[ -n "$victim" ] && pass "rank 1 (pid $victim) killed" || fail "rank 1 not found"
-[ "$rc" = 3 ] && pass "the run exits 3" || fail "the run exits $rc, expected 3"
-[ "$took" -lt 20 ] && pass "it ended after ${took}s" || fail "it took ${took}s"
-grep -q "rank 1" "$TMP/ddp.err" && pass "the message names rank 1" || { fail "the message names the rank"; tail -5 "$TMP/ddp.err"; }
-[ ! -e "$TMP/ddp/ddp-run-a.truth.json" ] && pass "no truth file" || fail "a truth file was written"
+	sleep 1.5
+	[ -n "$victim" ] && kill -9 "$victim"
+	wait "$top"
+	rc=$?
+	took=$(( $(date +%s) - start ))
+	[ -n "$victim" ] && pass "$tag: rank 1 (pid $victim) killed" || fail "$tag: rank 1 not found"
+	[ "$rc" = 3 ] && pass "$tag: the run exits 3" || fail "$tag: the run exits $rc, expected 3"
+	[ "$took" -lt 20 ] && pass "$tag: it ended after ${took}s" || fail "$tag: it took ${took}s"
+	grep -q "rank 1" "$TMP/$tag.err" && pass "$tag: the message names rank 1" || { fail "$tag: the message names the rank"; tail -5 "$TMP/$tag.err"; }
+	[ ! -e "$TMP/$tag/$truth" ] && pass "$tag: no truth file" || fail "$tag: a truth file was written"
+}
+kill_rank "$SRC/scenarios/ddp-healthy.json" ddp-run-a.truth.json ddp
+kill_rank "$SRC/scenarios/moe-healthy.json" moe-run-h.truth.json moe
 finish
