@@ -41,6 +41,9 @@ gen ddp-healthy --ranks 2
 gen straggler --ranks 2
 gen ddp-unoverlapped --ranks 2
 gen sync-stall --ranks 2
+gen comm-bound --ranks 2
+gen pipeline-a
+gen moe-a
 gen emu/r7-starved-emu
 gen emu/r8-opstorm-emu
 for seed in 1 2; do
