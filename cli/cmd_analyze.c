@@ -163,7 +163,8 @@ enum fl_status fl_cmd_analyze(int argc, char **argv)
 		st = fl_error_prefix(FL_EINPUT, "analyze: ");
 		goto out;
 	}
-	fwrite(out.buf, 1, out.len, stdout);
+	if (out.len) /* nothing on processes other than 0 under mpirun */
+		fwrite(out.buf, 1, out.len, stdout);
 out:
 	if (mpi) {
 		/* every process has the same status: process 0 reports it, once

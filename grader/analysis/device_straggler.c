@@ -131,7 +131,8 @@ static int straggler_rank(const struct actx *c, void *state)
 			longest = x->dur;
 		}
 	}
-	memmove(st->rows, st->rows + keep, (st->nrows - keep) * sizeof(*st->rows));
+	if (keep) /* rows from the end: to the front */
+		memmove(st->rows, st->rows + keep, (st->nrows - keep) * sizeof(*st->rows));
 	st->nrows -= keep;
 	return 0;
 }
