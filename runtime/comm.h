@@ -12,11 +12,16 @@
 
 #include "common/status.h"
 
+#define FL_COMM_NO_PIN 1 /* fl_comm_init_flags: leave the rank on every core */
+
 #ifdef FL_HAVE_MPI
 /* 1 when this process was started by mpirun (or another MPI launcher). */
 int fl_comm_launched(void);
-/* Initialise MPI (thread level MULTIPLE) if launched; else a single rank. */
+/* Initialise MPI (thread level MULTIPLE) if launched; else a single rank.
+ * Each rank is pinned to one core (see comm_mpi.c), unless flags has
+ * FL_COMM_NO_PIN (a rank that runs threads of its own). */
 enum fl_status fl_comm_init(void);
+enum fl_status fl_comm_init_flags(int flags);
 int fl_comm_rank(void);
 int fl_comm_size(void);
 /* Sum n floats across ranks in place. */
@@ -33,6 +38,11 @@ enum fl_status fl_comm_alltoallv(const float *send, const size_t *send_counts, f
 /* Gather one NUL-terminated string per rank at rank 0: *all gets size strings
  * (malloc'd, caller frees each and the array); NULL on other ranks. */
 enum fl_status fl_comm_gather_strings(const char *mine, char ***all);
+/* Gather n bytes per rank (any size) at rank 0: *all (caller frees) holds
+ * them in rank order, back to back, lens[r] (size entries, the caller's) the
+ * count of rank r's; *all NULL on other ranks. allgather: on every rank. */
+enum fl_status fl_comm_gather_bytes(const void *mine, size_t n, char **all, size_t *lens);
+enum fl_status fl_comm_allgather_bytes(const void *mine, size_t n, char **all, size_t *lens);
 /* A progress board shared by the ranks of one machine: FL_BOARD_SLOTS counters
  * per rank, written by each rank (plain stores, no syscall) and read by any
  * rank's watchdog to name the rank that stopped. NULL when not available. */
@@ -48,6 +58,11 @@ void fl_comm_finalize(void);
 #include <unistd.h>
 static inline int fl_comm_launched(void) { return 0; }
 static inline enum fl_status fl_comm_init(void) { return FL_OK; }
+static inline enum fl_status fl_comm_init_flags(int flags)
+{
+	(void)flags;
+	return FL_OK;
+}
 static inline int fl_comm_rank(void) { return 0; }
 static inline int fl_comm_size(void) { return 1; }
 static inline enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
@@ -94,6 +109,20 @@ static inline enum fl_status fl_comm_gather_strings(const char *mine, char ***al
 		return fl_error(FL_ERUNTIME, "out of memory");
 	(*all)[0] = strdup(mine);
 	return FL_OK;
+}
+static inline enum fl_status fl_comm_gather_bytes(const void *mine, size_t n, char **all, size_t *lens)
+{
+	*all = (char *)malloc(n ? n : 1);
+	if (!*all)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	if (n)
+		memcpy(*all, mine, n);
+	lens[0] = n;
+	return FL_OK;
+}
+static inline enum fl_status fl_comm_allgather_bytes(const void *mine, size_t n, char **all, size_t *lens)
+{
+	return fl_comm_gather_bytes(mine, n, all, lens);
 }
 static inline volatile unsigned long *fl_comm_board(void) { return NULL; }
 #define FL_BOARD_SLOTS 4

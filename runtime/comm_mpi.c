@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,9 @@ static enum fl_status mpi_err(int rc, const char *what)
 	return fl_error(FL_ERUNTIME, "rank %d: %s failed: %s", rank, what, msg);
 }
 
-enum fl_status fl_comm_init(void)
+enum fl_status fl_comm_init(void) { return fl_comm_init_flags(0); }
+
+enum fl_status fl_comm_init_flags(int flags)
 {
 	if (inited || !fl_comm_launched())
 		return FL_OK;
@@ -82,8 +85,8 @@ enum fl_status fl_comm_init(void)
 	 * rank then shares its core with the same number of threads, so ranks run
 	 * at the same pace and differ only by the faults injected into them. */
 	cpu_set_t allowed;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1 &&
-	    !getenv("FL_NO_PIN")) {
+	if (!(flags & FL_COMM_NO_PIN) && sched_getaffinity(0, sizeof(allowed), &allowed) == 0 &&
+	    CPU_COUNT(&allowed) > 1 && !getenv("FL_NO_PIN")) {
 		int want = rank % CPU_COUNT(&allowed), seen = 0;
 		for (int c = 0; c < CPU_SETSIZE; c++) {
 			if (!CPU_ISSET(c, &allowed))
@@ -254,6 +257,100 @@ enum fl_status fl_comm_gather_strings(const char *mine, char ***all)
 	free(lens);
 	free(displs);
 	free(buf);
+	return st;
+}
+
+/* Bytes of any size between two ranks: chunks of at most 1 GiB (MPI counts
+ * are ints), tag 7 (not one the run's comm stream uses). */
+#define CHUNK ((size_t)1 << 30)
+
+static enum fl_status move_bytes(void *buf, size_t n, int peer, int send)
+{
+	for (size_t off = 0; off < n || (n == 0 && off == 0); off += CHUNK) {
+		int len = (int)(n - off < CHUNK ? n - off : CHUNK);
+		MPI_Request req;
+		int rc = send ? MPI_Isend((char *)buf + off, len, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &req)
+			      : MPI_Irecv((char *)buf + off, len, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &req);
+		if (rc != MPI_SUCCESS)
+			return mpi_err(rc, send ? "MPI_Isend" : "MPI_Irecv");
+		enum fl_status st = wait_req(&req, send ? "MPI_Isend" : "MPI_Irecv");
+		if (st || n == 0)
+			return st;
+	}
+	return FL_OK;
+}
+
+enum fl_status fl_comm_gather_bytes(const void *mine, size_t n, char **all, size_t *lens)
+{
+	*all = NULL;
+	if (!inited || size == 1) {
+		if (!(*all = malloc(n ? n : 1)))
+			return fl_error(FL_ERUNTIME, "out of memory");
+		if (n)
+			memcpy(*all, mine, n);
+		lens[0] = n;
+		return FL_OK;
+	}
+	uint64_t len = n, *ls = rank == 0 ? calloc((size_t)size, sizeof(*ls)) : NULL;
+	MPI_Request req;
+	int rc = MPI_Igather(&len, 1, MPI_UINT64_T, ls, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req);
+	enum fl_status st = rc == MPI_SUCCESS ? wait_req(&req, "MPI_Igather") : mpi_err(rc, "MPI_Igather");
+	if (st || rank != 0) {
+		free(ls);
+		return st ? st : move_bytes((void *)mine, n, 0, 1);
+	}
+	size_t total = 0;
+	for (int r = 0; r < size; r++)
+		total += (lens[r] = (size_t)ls[r]);
+	free(ls);
+	char *buf = malloc(total ? total : 1);
+	if (!buf)
+		return fl_error(FL_ERUNTIME, "rank 0: out of memory for %zu bytes gathered", total);
+	size_t off = 0;
+	for (int r = 0; r < size && !st; r++) {
+		if (r == 0)
+			memcpy(buf, mine, n);
+		else
+			st = move_bytes(buf + off, lens[r], r, 0);
+		off += lens[r];
+	}
+	if (st) {
+		free(buf);
+		return st;
+	}
+	*all = buf;
+	return FL_OK;
+}
+
+enum fl_status fl_comm_allgather_bytes(const void *mine, size_t n, char **all, size_t *lens)
+{
+	enum fl_status st = fl_comm_gather_bytes(mine, n, all, lens);
+	if (st || !inited || size == 1)
+		return st;
+	uint64_t *ls = calloc((size_t)size, sizeof(*ls));
+	if (!ls)
+		return fl_error(FL_ERUNTIME, "out of memory");
+	for (int r = 0; rank == 0 && r < size; r++)
+		ls[r] = lens[r];
+	if ((st = fl_comm_bcast(ls, (size_t)size * sizeof(*ls), 0))) {
+		free(ls);
+		return st;
+	}
+	size_t total = 0;
+	for (int r = 0; r < size; r++)
+		total += (lens[r] = (size_t)ls[r]);
+	free(ls);
+	if (rank != 0 && !(*all = malloc(total ? total : 1)))
+		return fl_error(FL_ERUNTIME, "rank %d: out of memory for %zu bytes gathered", rank, total);
+	for (size_t off = 0; off < total || (total == 0 && off == 0); off += CHUNK) {
+		size_t len = total - off < CHUNK ? total - off : CHUNK;
+		if ((st = fl_comm_bcast(*all + off, len, 0)) || total == 0)
+			break;
+	}
+	if (st && rank != 0) {
+		free(*all);
+		*all = NULL;
+	}
 	return st;
 }
 

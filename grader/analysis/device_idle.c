@@ -134,6 +134,22 @@ static void idle_release(void *state)
 	free(d->s);
 }
 
+static void idle_save(const void *state, struct strbuf *out)
+{
+	const struct idle *d = state;
+	dm_put_u64(out, d->n);
+	dm_put(out, d->s, d->n * sizeof(*d->s));
+}
+
+static int idle_load(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state)
+{
+	struct idle *d = state;
+	(void)map;
+	(void)nmap;
+	d->n = dm_get_u64(in);
+	return dm_get_array(in, (void **)&d->s, d->n, sizeof(*d->s));
+}
+
 const struct dm_analysis dm_idle = {
 	.key = "idle",
 	.size = sizeof(struct idle),
@@ -141,4 +157,6 @@ const struct dm_analysis dm_idle = {
 	.pool = idle_pool,
 	.json = idle_json,
 	.release = idle_release,
+	.save = idle_save,
+	.load = idle_load,
 };

@@ -15,6 +15,9 @@
  *   device_straggler.c  the straggler rank (all ranks at once)
  *   device_metrics.c    the driver: runs the table of analyses per rank and
  *                       pools the ranks' results (written once, for all)
+ *   device_split.c      a job split between processes: each reads its share
+ *                       of the files, process 0 pools the ranks' states
+ *   device_wire.c       the bytes those states travel as between processes
  *   device_diff.c       HTA's trace diff of two jobs
  *
  * To add an analysis: write grader/analysis/device_NAME.c with its state,
@@ -31,6 +34,7 @@
 #include <stdint.h>
 
 #include "common/stats.h"
+#include "common/strbuf.h"
 #include "grader/analysis/device_metrics.h"
 #include "grader/trace/trace_stream.h"
 
@@ -138,6 +142,7 @@ struct dm_step {
 
 struct dm_rank {
 	char *path;
+	size_t file;     /* its position among the files given */
 	long long rank;
 	struct fl_trace_info info;
 	struct dm_ev *ev;
@@ -178,6 +183,19 @@ struct fl_dm_job {
 
 static inline int ktype(const struct fl_dm_job *j, uint32_t name) { return (j->nm.nf[name] >> NF_KT_SHIFT) & 3; }
 static inline const char *str(const struct fl_dm_job *j, uint32_t id) { return fl_strtab_str(j->nm.strings, id); }
+
+/* ------------------------------------------------- reading (device_load.c) */
+
+/* A job with no rank yet; keep_host when the job will have nfiles >= 2. */
+struct fl_dm_job *dm_job_new(const struct fl_dm_opts *o, size_t nfiles);
+/* Read n files (their positions among the job's files in file[]) into new
+ * ranks of j, up to opts.jobs at a time; st[i] and msg[i] say how file i went. */
+void dm_read_files(struct fl_dm_job *j, const char *const *paths, const size_t *file, size_t n,
+		   enum fl_status *st, char (*msg)[1024]);
+/* j->ranks by rank, then file position */
+void dm_sort_ranks(struct fl_dm_job *j);
+/* the error of two files with one rank */
+enum fl_status dm_same_rank(const char *a, const char *b, long long rank);
 
 /* ---------------------------------------------- preparation (device_view.c) */
 
@@ -243,22 +261,32 @@ static inline double pct(double x, double total) { return total != 0 ? 100.0 * x
  * under `key` of ranks.RANK, added by pool() into the job's state (zeroed
  * too) and released. The job's figures are json() of the pooled state;
  * with one rank, or when rank() refused some rank, they are a copy of the
- * last rank's figures. An analysis of all ranks at once has job() instead of
- * the others and appears at the top level only. Hooks not used are NULL. */
+ * last rank's figures. An analysis of all ranks at once (top_only) pools
+ * what it needs of each rank and appears at the top level only, always as
+ * json() of the pooled state. Hooks not used are NULL.
+ *
+ * A job split between processes (device_split.c) runs rank() where the
+ * rank's file was read and the rest on process 0: save() writes a rank's
+ * state (as rank() left it) to bytes, load() reads it back there, string ids
+ * translated through map (the sender's ids to the receiver's). Without
+ * save/load the state is plain data and travels as its bytes. */
+struct dm_rd; /* device_wire.c */
 struct dm_analysis {
 	const char *key; /* its key in the JSON */
 	size_t size;     /* bytes of its state */
+	int top_only;    /* the job's figures only, no ranks.RANK entry */
 	/* called once per rank: 0, or -1 when it cannot be computed (the state
 	 * then holds nothing and json() says why) */
 	int (*rank)(const struct actx *c, void *state);
-	/* called to add one rank's state into the job's */
+	/* called to add one rank's state into the job's, in rank order */
 	void (*pool)(void *job_state, const void *rank_state);
 	/* called to write a state (a rank's or the pooled one); may sort it */
 	cJSON *(*json)(const struct fl_dm_job *j, void *state);
 	/* called to free what a state holds (not the state itself) */
 	void (*release)(void *state);
-	/* called once for the job instead of the hooks above */
-	cJSON *(*job)(const struct fl_dm_job *j);
+	/* a rank's state to bytes, and back (0, or -1 when the bytes are bad) */
+	void (*save)(const void *state, struct strbuf *out);
+	int (*load)(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state);
 };
 
 extern const struct dm_analysis dm_temporal, dm_overlap, dm_idle, dm_kernels, dm_launch, dm_queue, dm_straggler;
@@ -266,5 +294,55 @@ extern const struct dm_analysis dm_temporal, dm_overlap, dm_idle, dm_kernels, dm
 /* The table the driver runs, in JSON order, NULL-terminated
  * (device_metrics.c). */
 extern const struct dm_analysis *const dm_analyses[];
+#define DM_MAX_ANALYSES 16
+
+/* ------------------------------------------- ranks and the job (device_metrics.c) */
+
+/* What the job's figures need of one rank: its states, as rank() left them. */
+struct dm_result {
+	long long rank;
+	size_t file;             /* its position among the files given */
+	char *path;
+	uint64_t events;         /* traceEvents read */
+	uint64_t nview;          /* events analysed */
+	int rounded;             /* HTA's ns rounding applied */
+	int32_t *recorded;       /* step numbers of its steps (file order) */
+	size_t nrec;
+	int32_t *analysed;       /* step numbers of the step rows in its view */
+	size_t nana;
+	void *state[DM_MAX_ANALYSES];
+	int refused[DM_MAX_ANALYSES];
+};
+
+/* Run the analyses on one prepared rank. */
+void dm_result_of(const struct fl_dm_job *j, const struct dm_rank *r, size_t file, struct dm_result *out);
+void dm_result_release(struct dm_result *res);
+
+/* The job's figures, from its ranks' results added in rank order. j gives
+ * the options and the strings the states name (and nothing of its ranks). */
+struct dm_pool;
+struct dm_pool *dm_pool_begin(const struct fl_dm_job *j);
+/* write res under ranks.RANK and pool it; releases res */
+void dm_pool_add(struct dm_pool *p, struct dm_result *res);
+/* the document (fl_device_metrics_json's); frees p */
+cJSON *dm_pool_end(struct dm_pool *p, size_t step_symbols);
+
+/* ------------------------------------------------------ bytes (device_wire.c) */
+
+struct dm_rd {
+	const char *p, *end;
+	int bad; /* a read went past the end */
+};
+
+void dm_put(struct strbuf *out, const void *p, size_t n);
+void dm_put_u64(struct strbuf *out, uint64_t v);
+void dm_put_str(struct strbuf *out, const char *s, size_t n);
+int dm_get(struct dm_rd *in, void *p, size_t n);        /* 0, or -1 (in->bad) */
+uint64_t dm_get_u64(struct dm_rd *in);
+const char *dm_get_str(struct dm_rd *in, size_t *n);    /* points into the bytes */
+/* n items of sz bytes into a new array (*out, caller frees); -1 when short */
+int dm_get_array(struct dm_rd *in, void **out, size_t n, size_t sz);
+/* a string id of the sender, translated; -1 when out of range */
+int dm_map_id(const uint32_t *map, uint32_t nmap, uint32_t *id);
 
 #endif

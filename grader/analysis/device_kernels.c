@@ -248,6 +248,31 @@ static void kernels_release(void *state)
 		free(k->rows[t]);
 }
 
+static void kernels_save(const void *state, struct strbuf *out)
+{
+	const struct kernels *k = state;
+	dm_put(out, k->by_mask, sizeof(k->by_mask));
+	for (int t = 0; t < 3; t++) {
+		dm_put_u64(out, k->n[t]);
+		dm_put(out, k->rows[t], k->n[t] * sizeof(*k->rows[t]));
+	}
+}
+
+static int kernels_load(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state)
+{
+	struct kernels *k = state;
+	dm_get(in, k->by_mask, sizeof(k->by_mask));
+	for (int t = 0; t < 3; t++) {
+		k->n[t] = k->cap[t] = dm_get_u64(in);
+		if (dm_get_array(in, (void **)&k->rows[t], k->n[t], sizeof(*k->rows[t])))
+			return -1;
+		for (size_t i = 0; i < k->n[t]; i++)
+			if (dm_map_id(map, nmap, &k->rows[t][i].name))
+				return -1;
+	}
+	return 0;
+}
+
 const struct dm_analysis dm_kernels = {
 	.key = "kernels",
 	.size = sizeof(struct kernels),
@@ -255,4 +280,6 @@ const struct dm_analysis dm_kernels = {
 	.pool = kernels_pool,
 	.json = kernels_json,
 	.release = kernels_release,
+	.save = kernels_save,
+	.load = kernels_load,
 };

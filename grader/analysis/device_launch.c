@@ -143,6 +143,30 @@ static void launch_pool(void *job_state, const void *rank_state)
 		launch_add(job_state, l->cpu[i], l->gpu[i], l->delay[i]);
 }
 
+static void launch_save(const void *state, struct strbuf *out)
+{
+	const struct launch *l = state;
+	dm_put_u64(out, (uint64_t)l->refused);
+	dm_put_u64(out, l->n);
+	dm_put(out, l->cpu, l->n * sizeof(double));
+	dm_put(out, l->gpu, l->n * sizeof(double));
+	dm_put(out, l->delay, l->n * sizeof(double));
+}
+
+static int launch_load(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state)
+{
+	struct launch *l = state;
+	(void)map;
+	(void)nmap;
+	l->refused = dm_get_u64(in) != 0;
+	l->n = l->cap = dm_get_u64(in);
+	if (dm_get_array(in, (void **)&l->cpu, l->n, sizeof(double)) ||
+	    dm_get_array(in, (void **)&l->gpu, l->n, sizeof(double)) ||
+	    dm_get_array(in, (void **)&l->delay, l->n, sizeof(double)))
+		return -1;
+	return 0;
+}
+
 const struct dm_analysis dm_launch = {
 	.key = "launch",
 	.size = sizeof(struct launch),
@@ -150,4 +174,6 @@ const struct dm_analysis dm_launch = {
 	.pool = launch_pool,
 	.json = launch_json,
 	.release = launch_release,
+	.save = launch_save,
+	.load = launch_load,
 };

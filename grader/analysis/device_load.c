@@ -120,10 +120,10 @@ static void *loader_main(void *arg)
 
 /* Read the files, several at a time when there are cores for them (as HTA
  * parses ranks in parallel processes). */
-static void load_all(struct load_ctx *ctx, size_t n, int no_thread)
+static void load_all(struct load_ctx *ctx, size_t n, int no_thread, int jobs)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = no_thread || cpus < 2 ? 1 : (size_t)cpus < n ? (size_t)cpus : n;
+	long cpus = jobs > 0 ? jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = (no_thread && jobs <= 0) || cpus < 2 ? 1 : (size_t)cpus < n ? (size_t)cpus : n;
 	struct loader l = {.ctx = ctx, .n = n};
 	pthread_mutex_init(&l.mu, NULL);
 	pthread_t th[64];
@@ -191,70 +191,101 @@ void fl_dm_free(struct fl_dm_job *job)
 
 static int cmp_rank(const void *a, const void *b)
 {
-	long long x = ((const struct dm_rank *)a)->rank, y = ((const struct dm_rank *)b)->rank;
-	return x < y ? -1 : x > y;
+	const struct dm_rank *p = a, *q = b;
+	if (p->rank != q->rank)
+		return p->rank < q->rank ? -1 : 1;
+	return p->file < q->file ? -1 : p->file > q->file;
 }
 
-enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm_opts *o, struct fl_dm_job **out)
+void dm_sort_ranks(struct fl_dm_job *j) { dm_sort_n(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank); }
+
+struct fl_dm_job *dm_job_new(const struct fl_dm_opts *o, size_t nfiles)
 {
 	struct fl_dm_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		abort();
 	struct fl_dm_opts dflt = FL_DM_OPTS_INIT;
 	j->o = o ? *o : dflt;
-	if (n >= 2)
+	if (nfiles >= 2)
 		j->o.keep_host = 1; /* the straggler rule's iteration spans read every host event */
 	j->nm.strings = fl_strtab_new();
-	j->ranks = calloc(n ? n : 1, sizeof(*j->ranks));
-	if (!j->ranks)
+	return j;
+}
+
+/* Read the files into new ranks of j (file positions file0, file0 + 1, ...);
+ * st[i] and msg[i] say how file i went. */
+void dm_read_files(struct fl_dm_job *j, const char *const *paths, const size_t *file, size_t n,
+		   enum fl_status *st, char (*msg)[1024])
+{
+	j->ranks = dm_xalloc(j->ranks, (j->nranks + n + 1) * sizeof(*j->ranks));
+	memset(j->ranks + j->nranks, 0, (n + 1) * sizeof(*j->ranks));
+	j->sha = dm_xalloc(j->sha, (j->nfiles + n + 1) * sizeof(*j->sha));
+	memset(j->sha + j->nfiles, 0, (n + 1) * sizeof(*j->sha));
+	struct load_ctx *ctx = calloc(n ? n : 1, sizeof(*ctx));
+	if (!ctx)
 		abort();
+	size_t base = j->nranks;
+	for (size_t i = 0; i < n; i++) {
+		struct dm_rank *r = &j->ranks[base + i];
+		r->path = strdup(paths[i]);
+		if (!r->path)
+			abort();
+		r->file = file[i];
+		ctx[i] = (struct load_ctx){.r = r, .path = paths[i], .keep_host = j->o.keep_host,
+					   .no_thread = j->o.no_thread, .sha256 = j->o.sha256,
+					   .host = file[i] == 0 ? j->o.host0 : NULL};
+	}
+	j->nranks += n;
+	load_all(ctx, n, j->o.no_thread, j->o.jobs);
+	for (size_t i = 0; i < n; i++) {
+		st[i] = ctx[i].st;
+		snprintf(msg[i], sizeof(msg[i]), "%s", ctx[i].st ? ctx[i].msg : "");
+		struct dm_rank *r = ctx[i].r;
+		if (!ctx[i].st) {
+			merge_names(j, &ctx[i]);
+			if (ctx[i].host) { /* the host events name strings of this file's table: it stays theirs */
+				ctx[i].host->own_strings = 1;
+				ctx[i].nm.strings = NULL;
+			}
+			if (r->info.has_sha256)
+				memcpy(j->sha[j->nfiles + i], r->info.sha256, sizeof(j->sha[0]));
+			r->rank = r->info.has_hta_rank ? r->info.hta_rank : 0;
+			j->json_bytes += r->info.bytes_json;
+			j->events += r->info.n_events;
+		}
+		names_release(&ctx[i].nm);
+	}
+	j->nfiles += n;
+	free(ctx);
+}
+
+enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm_opts *o, struct fl_dm_job **out)
+{
+	struct fl_dm_job *j = dm_job_new(o, n);
 	enum fl_status st = FL_OK;
-	struct load_ctx *ctx = NULL;
+	enum fl_status *fst = NULL;
+	char (*msg)[1024] = NULL;
+	size_t *file = NULL;
 	*out = NULL;
 	if (!n) {
 		st = fl_error(FL_EINPUT, "no trace to analyse");
 		goto fail;
 	}
-	ctx = calloc(n, sizeof(*ctx));
-	if (!ctx)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		struct dm_rank *r = &j->ranks[j->nranks++];
-		r->path = strdup(paths[i]);
-		if (!r->path)
-			abort();
-		ctx[i] = (struct load_ctx){.r = r, .path = paths[i], .keep_host = j->o.keep_host,
-					   .no_thread = j->o.no_thread, .sha256 = j->o.sha256,
-					   .host = i == 0 ? j->o.host0 : NULL};
-	}
-	j->nfiles = n;
-	j->sha = calloc(n, sizeof(*j->sha));
-	if (!j->sha)
-		abort();
-	load_all(ctx, n, j->o.no_thread);
-	for (size_t i = 0; i < n; i++) {
-		if (ctx[i].st) {
-			st = fl_error(ctx[i].st, "%s", ctx[i].msg);
+	fst = dm_xalloc(NULL, n * sizeof(*fst));
+	msg = dm_xalloc(NULL, n * sizeof(*msg));
+	file = dm_xalloc(NULL, n * sizeof(*file));
+	for (size_t i = 0; i < n; i++)
+		file[i] = i;
+	dm_read_files(j, paths, file, n, fst, msg);
+	for (size_t i = 0; i < n; i++)
+		if (fst[i]) {
+			st = fl_error(fst[i], "%s", msg[i]);
 			goto fail;
 		}
-		struct dm_rank *r = ctx[i].r;
-		merge_names(j, &ctx[i]);
-		if (ctx[i].host) { /* the host events name strings of this file's table: it stays theirs */
-			ctx[i].host->own_strings = 1;
-			ctx[i].nm.strings = NULL;
-		}
-		names_release(&ctx[i].nm);
-		if (r->info.has_sha256)
-			memcpy(j->sha[i], r->info.sha256, sizeof(j->sha[i]));
-		r->rank = r->info.has_hta_rank ? r->info.hta_rank : 0;
-		j->json_bytes += r->info.bytes_json;
-		j->events += r->info.n_events;
-	}
-	dm_sort_n(j->ranks, j->nranks, sizeof(*j->ranks), cmp_rank);
+	dm_sort_ranks(j);
 	for (size_t i = 1; i < j->nranks; i++)
 		if (j->ranks[i].rank == j->ranks[i - 1].rank) {
-			st = fl_error(FL_EINPUT, "'%s' and '%s' are both rank %lld (a job has one trace per rank)",
-				      j->ranks[i - 1].path, j->ranks[i].path, j->ranks[i].rank);
+			st = dm_same_rank(j->ranks[i - 1].path, j->ranks[i].path, j->ranks[i].rank);
 			goto fail;
 		}
 	for (size_t id = 0; id < j->nm.nnf; id++)
@@ -272,13 +303,20 @@ enum fl_status fl_dm_load(const char *const *paths, size_t n, const struct fl_dm
 		if ((st = dm_prepare_rank(j, &j->ranks[i])))
 			goto fail;
 	}
-	free(ctx);
+	free(fst);
+	free(msg);
+	free(file);
 	*out = j;
 	return FL_OK;
 fail:
-	for (size_t i = 0; ctx && i < n; i++)
-		names_release(&ctx[i].nm);
-	free(ctx);
+	free(fst);
+	free(msg);
+	free(file);
 	fl_dm_free(j);
 	return st;
+}
+
+enum fl_status dm_same_rank(const char *a, const char *b, long long rank)
+{
+	return fl_error(FL_EINPUT, "'%s' and '%s' are both rank %lld (a job has one trace per rank)", a, b, rank);
 }

@@ -40,7 +40,8 @@
  * Memory: per event HTA keeps (device events, events with a correlation,
  * steps) 56 bytes; other host events are counted, and kept (24 bytes) only
  * for the straggler rule (several ranks) and diffs. The files of a job are
- * read in parallel, one per core. Jobs share no state: separate jobs may be
+ * read in parallel, one per core (opts.jobs), or split between processes
+ * (fl_device_metrics_split). Jobs share no state: separate jobs may be
  * analysed on separate threads.
  */
 #ifndef FL_DEVICE_METRICS_H
@@ -61,13 +62,14 @@ struct fl_dm_opts {
 	double launch_delay_cutoff_us; /* launch: delay outliers above (100) */
 	int straggler_candidates;      /* straggler.candidates: top k (2) */
 	int keep_host;                 /* keep every host op (diffs need them) */
-	int no_thread;                 /* read gzip without a second thread */
+	int no_thread;                 /* read gzip without a second thread, one file at a time */
+	int jobs;                      /* files read at a time (threads); 0: one per online core */
 	int sha256;                    /* hash every file in its one pass (fl_dm_sha256) */
 	struct fl_trace *host0;        /* non-NULL: file 0's events are also collected here
 	                                * for the host metrics, in the same pass; the
 	                                * caller releases it (fl_trace_release), even on error */
 };
-#define FL_DM_OPTS_INIT { 0, 30.0, 10, 0.8, 50.0, 100.0, 2, 0, 0, 0, NULL }
+#define FL_DM_OPTS_INIT { 0, 30.0, 10, 0.8, 50.0, 100.0, 2, 0, 0, 0, 0, NULL }
 
 struct fl_trace; /* grader/trace/trace_events.h */
 
@@ -107,6 +109,27 @@ cJSON *fl_device_metrics_json(const struct fl_dm_job *job);
 
 /* Load + analyse + JSON in one call. */
 enum fl_status fl_device_metrics(const char *const *paths, size_t n, const struct fl_dm_opts *o, cJSON **out);
+
+/* A job split between processes (the nodes of a cluster, under mpirun): the
+ * collectives the processes share, given by the caller (cli/ over MPI), so
+ * that this layer needs no MPI. Buffers in process order, back to back. */
+struct fl_dm_comm {
+	int rank, size; /* this process, and how many there are */
+	void *arg;
+	/* every process's bytes to every process: *all (caller frees) holds
+	 * them, lens[p] (size entries, the caller's) the count of process p's */
+	enum fl_status (*allgather)(void *arg, const void *mine, size_t n, char **all, size_t *lens);
+	/* the same, to process 0 only (*all is NULL elsewhere) */
+	enum fl_status (*gather)(void *arg, const void *mine, size_t n, char **all, size_t *lens);
+};
+
+/* fl_device_metrics() over the processes of comm, each reading the files i
+ * with i % size == rank, and holding only their events; process 0 pools the
+ * ranks' states (never the events) and gets *out: the same document as
+ * fl_device_metrics() of all files in one process. Every process returns the
+ * same status. comm NULL or of size 1: fl_device_metrics(). */
+enum fl_status fl_device_metrics_split(const char *const *paths, size_t n, const struct fl_dm_opts *o,
+				       const struct fl_dm_comm *comm, cJSON **out);
 
 /* Bytes of JSON text read and events seen (for benchmarks). */
 double fl_dm_json_bytes(const struct fl_dm_job *job);

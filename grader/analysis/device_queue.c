@@ -182,6 +182,39 @@ static void queue_pool(void *job_state, const void *rank_state)
 	}
 }
 
+static void queue_save(const void *state, struct strbuf *out)
+{
+	const struct queue *q = state;
+	dm_put_u64(out, (uint64_t)q->refused);
+	dm_put_u64(out, q->n);
+	for (size_t i = 0; i < q->n; i++) {
+		dm_put_u64(out, (uint64_t)q->s[i].stream);
+		dm_put_u64(out, q->s[i].n);
+		dm_put(out, q->s[i].v, q->s[i].n * sizeof(*q->s[i].v));
+	}
+}
+
+static int queue_load(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state)
+{
+	struct queue *q = state;
+	(void)map;
+	(void)nmap;
+	q->refused = dm_get_u64(in) != 0;
+	size_t n = dm_get_u64(in);
+	if (in->bad || n > (size_t)(in->end - in->p) / 16)
+		return -1;
+	q->s = dm_xalloc(NULL, (n ? n : 1) * sizeof(*q->s));
+	memset(q->s, 0, (n ? n : 1) * sizeof(*q->s));
+	q->n = n;
+	for (size_t i = 0; i < n; i++) {
+		q->s[i].stream = (int64_t)dm_get_u64(in);
+		q->s[i].n = q->s[i].cap = dm_get_u64(in);
+		if (dm_get_array(in, (void **)&q->s[i].v, q->s[i].n, sizeof(*q->s[i].v)))
+			return -1;
+	}
+	return 0;
+}
+
 const struct dm_analysis dm_queue = {
 	.key = "queue",
 	.size = sizeof(struct queue),
@@ -189,4 +222,6 @@ const struct dm_analysis dm_queue = {
 	.pool = queue_pool,
 	.json = queue_json,
 	.release = queue_release,
+	.save = queue_save,
+	.load = queue_load,
 };

@@ -1,6 +1,9 @@
 /* device_straggler.c — HTA's straggler rule (late-start collectives), over
  * all the ranks of a job at once, plus the spread of the chosen collective's
- * start across ranks. See device_metrics.h. */
+ * start across ranks. Each rank gives what the rule reads of it (the span of
+ * each of its steps, and the collectives that may be the last long one of a
+ * step), so that ranks read by other processes pool the same. See
+ * device_metrics.h. */
 #include "grader/analysis/device_internal.h"
 
 #include <math.h>
@@ -26,24 +29,207 @@ static int cmp_srow(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
+/* the first start and the last end of the events of one step */
+struct sspan {
+	int32_t iter;
+	double lo, hi;
+};
+
+/* A rank's state, or the job's (the ranks' one after the other). */
+struct strag {
+	long long *rank_ids;  /* per rank */
+	size_t nr;
+	int32_t *steps;       /* analysed step numbers, sorted, unique (a rank's) or not (pooled) */
+	size_t nsteps;
+	struct sspan *spans;  /* a rank's: by iter */
+	size_t nspans;
+	struct srow *rows;    /* collectives: a rank's, or every rank's (srow.rank: position) */
+	size_t nrows;
+};
+
+static void span_add(struct strag *st, size_t *cap, int32_t iter, double lo, double hi)
+{
+	size_t a = 0, b = st->nspans;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (st->spans[m].iter < iter)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a < st->nspans && st->spans[a].iter == iter) {
+		if (lo < st->spans[a].lo) st->spans[a].lo = lo;
+		if (hi > st->spans[a].hi) st->spans[a].hi = hi;
+		return;
+	}
+	GROW(st->spans, st->nspans, *cap);
+	memmove(&st->spans[a + 1], &st->spans[a], (st->nspans - a) * sizeof(*st->spans));
+	st->spans[a] = (struct sspan){iter, lo, hi};
+	st->nspans++;
+}
+
+/* What the rule reads of a rank: the span of each step (its events of the
+ * view, and the host events kept, by iteration), and its collectives of a
+ * step, of which only those that can be the last long one of their (stream,
+ * name, step) are kept: a row followed by a row at least as long never is,
+ * whatever the threshold. */
+static int straggler_rank(const struct actx *c, void *state)
+{
+	struct strag *st = state;
+	const struct fl_dm_job *j = c->j;
+	const struct dm_rank *r = c->r;
+	st->rank_ids = dm_xalloc(NULL, sizeof(*st->rank_ids));
+	st->rank_ids[0] = r->rank;
+	st->nr = 1;
+	size_t cap = 0, scap = 0, rcap = 0;
+	for (size_t i = 0; i < r->nview; i++) {
+		const struct dm_ev *e = &r->ev[r->view[i]];
+		if (!(j->nm.nf[e->name] & NF_STEP))
+			continue;
+		long long x = j->nm.stepnum[e->name];
+		GROW(st->steps, st->nsteps, cap);
+		st->steps[st->nsteps++] = x > INT32_MAX ? INT32_MAX : (int32_t)x;
+	}
+	if (st->nsteps)
+		dm_sort_n(st->steps, st->nsteps, sizeof(*st->steps), dm_cmp_i32);
+	size_t u = 0;
+	for (size_t i = 0; i < st->nsteps; i++)
+		if (!u || st->steps[i] != st->steps[u - 1])
+			st->steps[u++] = st->steps[i];
+	st->nsteps = u;
+	for (size_t i = 0; i < r->nview; i++) {
+		const struct dm_ev *e = &r->ev[r->view[i]];
+		if (e->iter >= 0) /* not -1, not ITER_NAN */
+			span_add(st, &scap, e->iter, e->ts, e->ts + e->dur);
+	}
+	for (size_t i = 0; i < r->nh; i++) {
+		const struct dm_host *h = &r->host[i];
+		if (!dm_host_kept(r, h->ts))
+			continue;
+		int32_t it = dm_iter_of_ts(r, h->ts);
+		if (it >= 0)
+			span_add(st, &scap, it, h->ts, h->ts + h->dur);
+	}
+	uint32_t ord = 0;
+	for (size_t i = 0; i < r->nview; i++, ord++) {
+		const struct dm_ev *e = &r->ev[r->view[i]];
+		if (e->stream <= 0 || e->iter <= 0 || ktype(j, e->name) != KT_COMM)
+			continue;
+		GROW(st->rows, st->nrows, rcap);
+		st->rows[st->nrows++] = (struct srow){e->stream, e->iter, e->name, 0, e->ts, e->dur, ord};
+	}
+	dm_sort_n(st->rows, st->nrows, sizeof(*st->rows), cmp_srow);
+	/* from the end of each group, keep the rows longer than every later one */
+	size_t keep = st->nrows;
+	double longest = -INFINITY;
+	for (size_t i = st->nrows; i-- > 0;) {
+		const struct srow *x = &st->rows[i], *y = i + 1 < st->nrows ? &st->rows[i + 1] : NULL;
+		if (!y || y->stream != x->stream || y->name != x->name || y->iter != x->iter)
+			longest = -INFINITY;
+		if (x->dur > longest) {
+			st->rows[--keep] = *x;
+			longest = x->dur;
+		}
+	}
+	if (keep) /* rows from the end: to the front */
+		memmove(st->rows, st->rows + keep, (st->nrows - keep) * sizeof(*st->rows));
+	st->nrows -= keep;
+	return 0;
+}
+
+/* the job's: the ranks one after the other */
+static void straggler_pool(void *job_state, const void *rank_state)
+{
+	struct strag *all = job_state;
+	const struct strag *st = rank_state;
+	uint32_t pos = (uint32_t)all->nr;
+	all->rank_ids = dm_xalloc(all->rank_ids, (all->nr + st->nr) * sizeof(*all->rank_ids));
+	dm_copy_n(all->rank_ids + all->nr, st->rank_ids, st->nr * sizeof(*st->rank_ids));
+	all->nr += st->nr;
+	all->steps = dm_xalloc(all->steps, (all->nsteps + st->nsteps + 1) * sizeof(*all->steps));
+	dm_copy_n(all->steps + all->nsteps, st->steps, st->nsteps * sizeof(*st->steps));
+	all->nsteps += st->nsteps;
+	all->spans = dm_xalloc(all->spans, (all->nspans + st->nspans + 1) * sizeof(*all->spans));
+	dm_copy_n(all->spans + all->nspans, st->spans, st->nspans * sizeof(*st->spans));
+	all->nspans += st->nspans;
+	all->rows = dm_xalloc(all->rows, (all->nrows + st->nrows + 1) * sizeof(*all->rows));
+	for (size_t i = 0; i < st->nrows; i++) {
+		all->rows[all->nrows + i] = st->rows[i];
+		all->rows[all->nrows + i].rank = pos;
+	}
+	all->nrows += st->nrows;
+}
+
+static void straggler_release(void *state)
+{
+	struct strag *st = state;
+	free(st->rank_ids);
+	free(st->steps);
+	free(st->spans);
+	free(st->rows);
+}
+
+static void straggler_save(const void *state, struct strbuf *out)
+{
+	const struct strag *st = state;
+	dm_put_u64(out, st->nr);
+	dm_put(out, st->rank_ids, st->nr * sizeof(*st->rank_ids));
+	dm_put_u64(out, st->nsteps);
+	dm_put(out, st->steps, st->nsteps * sizeof(*st->steps));
+	dm_put_u64(out, st->nspans);
+	dm_put(out, st->spans, st->nspans * sizeof(*st->spans));
+	dm_put_u64(out, st->nrows);
+	dm_put(out, st->rows, st->nrows * sizeof(*st->rows));
+}
+
+static int straggler_load(struct dm_rd *in, const uint32_t *map, uint32_t nmap, void *state)
+{
+	struct strag *st = state;
+	st->nr = dm_get_u64(in);
+	if (dm_get_array(in, (void **)&st->rank_ids, st->nr, sizeof(*st->rank_ids)))
+		return -1;
+	st->nsteps = dm_get_u64(in);
+	if (dm_get_array(in, (void **)&st->steps, st->nsteps, sizeof(*st->steps)))
+		return -1;
+	st->nspans = dm_get_u64(in);
+	if (dm_get_array(in, (void **)&st->spans, st->nspans, sizeof(*st->spans)))
+		return -1;
+	st->nrows = dm_get_u64(in);
+	if (dm_get_array(in, (void **)&st->rows, st->nrows, sizeof(*st->rows)))
+		return -1;
+	for (size_t i = 0; i < st->nrows; i++)
+		if (dm_map_id(map, nmap, &st->rows[i].name))
+			return -1;
+	return 0;
+}
+
 /* HTA's find_stragglers_with_late_start_comm_kernels: among the collectives
  * of the analysed steps that last >= 1% of the mean iteration, take the last
  * of each (rank, stream, step, name); pick the (stream, name) whose duration
  * varies most across ranks (mean over steps of the std); in each step the
  * ranks that start it latest (top k) are stragglers; ranks by count. */
-static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
+static cJSON *straggler_json(const struct fl_dm_job *j, void *state)
 {
+	struct strag *st = state;
+	int k_candidates = j->o.straggler_candidates;
 	cJSON *o = cJSON_CreateObject();
 	const char *why = NULL;
-	int32_t *steps = NULL;
 	unsigned char *seen = NULL;
 	struct srow *rows = NULL;
-	size_t nrows = 0, rcap = 0, niters = 0;
-	size_t nsteps = dm_analysed_steps(j, &steps);
-	size_t nr = j->nranks;
+	size_t nrows = 0, niters = 0;
+	size_t nr = st->nr;
 	double *cnt1 = NULL, *cntk = NULL, *late = NULL, *ms = NULL, *tmp = NULL;
 	size_t *nlate = NULL;
 	int *has = NULL;
+	/* the analysed steps of the job: sorted, unique */
+	int32_t *steps = dm_xalloc(NULL, (st->nsteps ? st->nsteps : 1) * sizeof(*steps));
+	dm_copy_n(steps, st->steps, st->nsteps * sizeof(*steps));
+	if (st->nsteps)
+		dm_sort_n(steps, st->nsteps, sizeof(*steps), dm_cmp_i32);
+	size_t nsteps = 0;
+	for (size_t i = 0; i < st->nsteps; i++)
+		if (!nsteps || steps[i] != steps[nsteps - 1])
+			steps[nsteps++] = steps[i];
 	if (nr < 2) {
 		why = "needs two or more ranks";
 		goto out;
@@ -56,28 +242,13 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 	seen = dm_xalloc(NULL, nsteps);
 	memset(seen, 0, nsteps);
 	double tmin = INFINITY, tmax = -INFINITY;
-	for (size_t ri = 0; ri < nr; ri++) {
-		const struct dm_rank *r = &j->ranks[ri];
-		for (size_t i = 0; i < r->nview; i++) {
-			const struct dm_ev *e = &r->ev[r->view[i]];
-			long s = e->iter == ITER_NAN ? -1 : dm_find_i32(steps, nsteps, e->iter);
-			if (s < 0)
-				continue;
-			seen[s] = 1;
-			if (e->ts < tmin) tmin = e->ts;
-			if (e->ts + e->dur > tmax) tmax = e->ts + e->dur;
-		}
-		for (size_t i = 0; i < r->nh; i++) {
-			const struct dm_host *h = &r->host[i];
-			if (!dm_host_kept(r, h->ts))
-				continue;
-			long s = dm_find_i32(steps, nsteps, dm_iter_of_ts(r, h->ts));
-			if (s < 0)
-				continue;
-			seen[s] = 1;
-			if (h->ts < tmin) tmin = h->ts;
-			if (h->ts + h->dur > tmax) tmax = h->ts + h->dur;
-		}
+	for (size_t i = 0; i < st->nspans; i++) {
+		long s = dm_find_i32(steps, nsteps, st->spans[i].iter);
+		if (s < 0)
+			continue;
+		seen[s] = 1;
+		if (st->spans[i].lo < tmin) tmin = st->spans[i].lo;
+		if (st->spans[i].hi > tmax) tmax = st->spans[i].hi;
 	}
 	for (size_t s = 0; s < nsteps; s++)
 		niters += seen[s];
@@ -86,18 +257,10 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 		goto out;
 	}
 	double mean_iter = (tmax - tmin) / (double)niters, min_dur = mean_iter * 0.01;
-	uint32_t ord = 0;
-	for (size_t ri = 0; ri < nr; ri++) {
-		const struct dm_rank *r = &j->ranks[ri];
-		for (size_t i = 0; i < r->nview; i++, ord++) {
-			const struct dm_ev *e = &r->ev[r->view[i]];
-			if (e->stream <= 0 || e->iter == ITER_NAN || e->iter <= 0 || dm_find_i32(steps, nsteps, e->iter) < 0 ||
-			    !(e->dur >= min_dur) || ktype(j, e->name) != KT_COMM)
-				continue;
-			GROW(rows, nrows, rcap);
-			rows[nrows++] = (struct srow){e->stream, e->iter, e->name, (uint32_t)ri, e->ts, e->dur, ord};
-		}
-	}
+	rows = dm_xalloc(NULL, (st->nrows ? st->nrows : 1) * sizeof(*rows));
+	for (size_t i = 0; i < st->nrows; i++)
+		if (dm_find_i32(steps, nsteps, st->rows[i].iter) >= 0 && st->rows[i].dur >= min_dur)
+			rows[nrows++] = st->rows[i];
 	dm_sort_n(rows, nrows, sizeof(*rows), cmp_srow);
 	size_t nl = 0; /* the last row of each (stream, name, step, rank) */
 	for (size_t i = 0; i < nrows; i++) {
@@ -192,7 +355,7 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 	for (size_t ri = 0; ri < nr; ri++)
 		if (has[ri] && (first < 0 || cnt1[ri] > cnt1[first]))
 			first = (int)ri;
-	cJSON_AddNumberToObject(o, "rank", (double)j->ranks[first].rank);
+	cJSON_AddNumberToObject(o, "rank", (double)st->rank_ids[first]);
 	cJSON *cand = cJSON_CreateArray();
 	unsigned char *used = dm_xalloc(NULL, nr);
 	memset(used, 0, nr);
@@ -204,7 +367,7 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 		if (b < 0)
 			break;
 		used[b] = 1;
-		cJSON_AddItemToArray(cand, cJSON_CreateNumber((double)j->ranks[b].rank));
+		cJSON_AddItemToArray(cand, cJSON_CreateNumber((double)st->rank_ids[b]));
 	}
 	free(used);
 	cJSON_AddItemToObject(o, "candidates", cand);
@@ -213,7 +376,7 @@ static cJSON *straggler_json(const struct fl_dm_job *j, int k_candidates)
 		if (!has[ri])
 			continue;
 		char key[32];
-		snprintf(key, sizeof(key), "%lld", j->ranks[ri].rank);
+		snprintf(key, sizeof(key), "%lld", st->rank_ids[ri]);
 		cJSON_AddNumberToObject(counts, key, cnt1[ri]);
 		add_num(lateo, key, nlate[ri] ? late[ri] / (double)nlate[ri] : NAN);
 	}
@@ -247,9 +410,14 @@ out:
 	return o;
 }
 
-static cJSON *straggler_job(const struct fl_dm_job *j) { return straggler_json(j, j->o.straggler_candidates); }
-
 const struct dm_analysis dm_straggler = {
 	.key = "straggler",
-	.job = straggler_job,
+	.size = sizeof(struct strag),
+	.top_only = 1,
+	.rank = straggler_rank,
+	.pool = straggler_pool,
+	.json = straggler_json,
+	.release = straggler_release,
+	.save = straggler_save,
+	.load = straggler_load,
 };

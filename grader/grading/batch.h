@@ -49,7 +49,8 @@ struct fl_csv {
 void fl_csv_parse(const char *text, size_t len, struct fl_csv *out);
 void fl_csv_release(struct fl_csv *c);
 /* Append one field, quoted when needed; a field that a spreadsheet would read
- * as a formula (= + - @ first) gets a leading ' (fl_csv_unguard removes it). */
+ * as a formula (= + - @ first), or that starts as such a guarded field does
+ * ('=), gets a leading ' (fl_csv_unguard removes it). */
 void fl_csv_field(struct strbuf *sb, const char *s);
 const char *fl_csv_unguard(const char *s);
 

@@ -169,7 +169,14 @@ void fl_csv_field(struct strbuf *sb, const char *s)
 		strtod(s, &end);
 		guard = end == s || *end;
 	}
-	int quote = guard || strpbrk(s, ",\"\r\n") || *s == ' ' || (*s && s[strlen(s) - 1] == ' ');
+	/* a value that starts as a guarded field does ('=x, ''=x) reads back
+	 * without one ' unless guarded too: written "''=x" */
+	size_t q = strspn(s, "'");
+	if (q && s[q] && strchr("=+-@\t\r", s[q]))
+		guard = 1;
+	/* the reader trims spaces and tabs around an unquoted field */
+	size_t len = strlen(s);
+	int quote = guard || strpbrk(s, ",\"\r\n") || *s == ' ' || (len && (s[len - 1] == ' ' || s[len - 1] == '\t'));
 	if (!quote) {
 		strbuf_adds(sb, s);
 		return;
@@ -188,7 +195,8 @@ void fl_csv_field(struct strbuf *sb, const char *s)
 
 const char *fl_csv_unguard(const char *s)
 {
-	return s[0] == '\'' && s[1] && strchr("=+-@\t\r", s[1]) ? s + 1 : s;
+	size_t q = strspn(s, "'"); /* ' before a formula's first character (or before 'ed ones) */
+	return q && s[q] && strchr("=+-@\t\r", s[q]) ? s + 1 : s;
 }
 
 /* ---- string map ---- */

@@ -725,10 +725,8 @@ START_TEST(test_analysis_table)
 		ck_assert_msg(a->key && *a->key, "analysis %zu has no key", n);
 		for (size_t k = 0; k < n; k++)
 			ck_assert_msg(strcmp(dm_analyses[k]->key, a->key), "two analyses are '%s'", a->key);
-		if (a->job)
-			ck_assert_msg(!a->rank && !a->pool && !a->json, "'%s': job() and per-rank hooks", a->key);
-		else
-			ck_assert_msg(a->rank && a->pool && a->json && a->size, "'%s': a per-rank hook is missing", a->key);
+		ck_assert_msg(a->rank && a->pool && a->json && a->size, "'%s': a per-rank hook is missing", a->key);
+		ck_assert_msg(!a->save == !a->load, "'%s': save() without load() or the reverse", a->key);
 	}
 	ck_assert_uint_ge(n, 7);
 	const char *doc = "{\"traceEvents\": ["
@@ -742,7 +740,7 @@ START_TEST(test_analysis_table)
 		ck_assert_msg(x && !strcmp(x->string, dm_analyses[i]->key), "job key %zu is not '%s'", i,
 			      dm_analyses[i]->key);
 		x = x->next;
-		if (dm_analyses[i]->job)
+		if (dm_analyses[i]->top_only)
 			continue;
 		ck_assert_msg(y && !strcmp(y->string, dm_analyses[i]->key), "rank key is not '%s'", dm_analyses[i]->key);
 		y = y->next;
