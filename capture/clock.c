@@ -30,6 +30,8 @@ static void sample_pair(uint64_t *tsc, uint64_t *rt)
 {
 #if defined(__x86_64__)
 	uint64_t best = UINT64_MAX;
+	*tsc = __rdtsc(); /* the first pass below always replaces these */
+	*rt = fl_clock_realtime_ns();
 	for (int i = 0; i < 16; i++) {
 		uint64_t a = __rdtsc();
 		uint64_t r = fl_clock_realtime_ns();

@@ -356,6 +356,7 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
  * heap is rebuilt at that size in the layout init gives it, so the measured
  * cost per object holds for it. */
 #define RETUNE_TOL 0.03
+#define RETUNE_MAX 1.6
 
 static void retune(struct gc_state *s, long step, size_t live, size_t dead, double predicted_ms, double ms)
 {
@@ -369,7 +370,16 @@ static void retune(struct gc_state *s, long step, size_t live, size_t dead, doub
 	double togo = (double)(s->first_target - step);
 	double garbage_steps = togo < period ? togo : period;
 	double per_live = 1 + s->g / period * togo + s->churn * s->g / period * garbage_steps * ratio;
-	size_t want = (size_t)(pause_ns / (a * per_live) + 0.5);
+	double want_f = pause_ns / (a * per_live);
+	/* one collection is one measurement: a preemption in it (a loaded
+	 * machine) must not shrink the heap to nothing, nor a lucky one blow
+	 * it up — the heap moves by at most RETUNE_MAX either way */
+	double cur = (double)h->n_live;
+	if (want_f < cur / RETUNE_MAX)
+		want_f = cur / RETUNE_MAX;
+	if (want_f > cur * RETUNE_MAX)
+		want_f = cur * RETUNE_MAX;
+	size_t want = (size_t)(want_f + 0.5);
 	if (want < 1000)
 		want = 1000;
 	s->retune.rounds++;

@@ -176,7 +176,7 @@ typedef enum fl_status (*ref_fn)(const char *name, cJSON **args, int n, double *
 
 static enum fl_status fn_ratio(const char *name, cJSON **a, int n, double *out)
 {
-	double x, y;
+	double x = 0, y = 0;
 	enum fl_status st;
 	(void)n;
 	if ((st = want_number(name, a[0], &x)) || (st = want_number(name, a[1], &y)))
@@ -189,7 +189,7 @@ static enum fl_status fn_ratio(const char *name, cJSON **a, int n, double *out)
 
 static enum fl_status fn_diff(const char *name, cJSON **a, int n, double *out)
 {
-	double x, y;
+	double x = 0, y = 0;
 	enum fl_status st;
 	(void)n;
 	if ((st = want_number(name, a[0], &x)) || (st = want_number(name, a[1], &y)))
@@ -200,7 +200,7 @@ static enum fl_status fn_diff(const char *name, cJSON **a, int n, double *out)
 
 static enum fl_status fn_mul(const char *name, cJSON **a, int n, double *out)
 {
-	double x, y;
+	double x = 0, y = 0;
 	enum fl_status st;
 	(void)n;
 	if ((st = want_number(name, a[0], &x)) || (st = want_number(name, a[1], &y)))
