@@ -21,6 +21,7 @@
 #define STALL_SEPARATION 2.0 /* ... and this many times the largest short excess */
 #define STALL_WAITING 0.5    /* ... and at least half of the excess is waiting */
 #define STALL_MATCH 0.6      /* long steps matching a period (Jaccard) at least */
+#define STALL_TWO_REL 0.5    /* only two long steps (any two fit some period): each excess this share of the step */
 #define GC_CHURN 0.30        /* unattributed host time in short steps (allocation churn) */
 #define GC_GROWTH 0.20       /* pause growth first → last */
 #define STORM_TINY 64.0      /* outermost ops < 50 µs per step, without a baseline */
@@ -272,6 +273,12 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 				max_short = ex[k];
 		}
 		if (nl < 2 || nl == n || min_long < STALL_SEPARATION * max_short)
+			continue;
+		/* two long steps always fit a period (their distance): on their own
+		 * they are a pattern only when each is a large share of the step, not
+		 * two hiccups of a loaded host (a pipeline stage waiting 8 ms twice in
+		 * a 45 ms step) */
+		if (nl == 2 && min_long < STALL_TWO_REL * sbase)
 			continue;
 		/* the extra time is a wait (nothing runs), not more work */
 		if (wait_long < STALL_WAITING * lost)

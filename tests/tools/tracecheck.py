@@ -7,7 +7,7 @@ learner's tools do and checks the signatures each R7-R9 trace must show.
 usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py anatomy OUT_DIR        # R7-R9 op anatomy and counts equal the originals'
        tracecheck.py noleak OUT_DIR         # no fault/truth strings inside traces, file names or traceName
-       tracecheck.py names FAULTS_TXT SCENARIO...  # no scenario's output names tell its faults
+       tracecheck.py names FAULTS_TXT SCENARIO...  # no scenario's output or rubric names tell its faults
                                             # (FAULTS_TXT: the output of `faultline faults`)
        tracecheck.py emu OUT_DIR            # emulated-device signatures (see emu())
        tracecheck.py multirank OUT_DIR      # multi-rank families' signatures (see multirank())
@@ -332,6 +332,15 @@ def names(faults_txt, *scenarios):
             if nm:
                 bad = name_leaks(nm, words)
                 check(not bad, "%s: output %s '%s' tells nothing (%s)" % (os.path.basename(sp), key, nm, bad))
+        # the rubric's name is in every learner-visible report (the suite of
+        # Gradescope, PrairieLearn and JUnit outputs, the text report's title)
+        if sc.get("rubric"):
+            rp = os.path.join(os.path.dirname(sp), sc["rubric"])
+            if os.path.exists(rp):
+                with open(rp) as f:
+                    rn = json.load(f).get("name", "")
+                bad = name_leaks(rn, words)
+                check(not bad, "%s: rubric name '%s' tells nothing (%s)" % (os.path.basename(sp), rn, bad))
     check(seen > 0, "%d scenarios checked" % seen)
 
 
