@@ -25,7 +25,7 @@
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
 #define CAST_MIN 2.0          /* cast kernels per step */
-#define CAST_SHARE 0.02       /* of the step in casts: below it, casts are a mixed-precision run's ordinary cost */
+#define CAST_SHARE 0.01       /* of the step in casts: below it, casts are a mixed-precision run's ordinary cost */
 #define DVFS_RATIO 1.3        /* compute per step, fitted last step against the fitted first */
 #define DVFS_TAU 0.5          /* Kendall's tau of compute over the steps at least */
 #define DVFS_THIRDS 1.15      /* each third's mean compute over the one before */
