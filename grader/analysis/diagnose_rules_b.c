@@ -25,7 +25,7 @@
 #define EVERY_STEP 0.9        /* "every step": this share of the steps at least */
 #define H2D_START 0.5         /* the blocking copy starts in the first half of the step */
 #define CAST_MIN 2.0          /* cast kernels per step */
-#define CAST_SHARE 0.01       /* of the step in casts: below it, casts are a mixed-precision run's ordinary cost */
+#define CAST_SHARE 0.025      /* of the step in casts: a cast pattern costing less ranks lower */
 #define DVFS_RATIO 1.3        /* compute per step, fitted last step against the fitted first */
 #define DVFS_TAU 0.5          /* Kendall's tau of compute over the steps at least */
 #define DVFS_THIRDS 1.15      /* each third's mean compute over the one before */
@@ -443,10 +443,11 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 		return;
 	double k = med_step(t, f), us = med_step(t, t->has_device ? f_cast_us : f_conv_us);
 	double share = dg_step_p50(t) > 0 ? us / dg_step_p50(t) : 0;
-	if (share < CAST_SHARE)
-		return;
 	const char *what = t->has_device ? "dtype cast kernels" : "tensor conversion ops (_to_copy, 5 us or more)";
-	double score = fmin(dg_ramp(k, CAST_MIN, 8), dg_ramp(share, CAST_SHARE, 2.5 * CAST_SHARE));
+	/* the count finds it; the time it costs ranks it: casts that cost under
+	 * CAST_SHARE of the step score half of what their count says, so a cheap
+	 * cast pattern ranks below any finding that costs real time */
+	double score = dg_ramp(k, CAST_MIN, 8) * (0.5 + 0.5 * fmin(1, share / CAST_SHARE));
 	struct dg_finding *fd = dg_add(fs, "dtype_casts", "autocast_scope", score);
 	fd->lost_us = us;
 	snprintf(fd->summary, sizeof fd->summary, "%.0f %s per step, in %d of %d steps, %.3f ms per step", k, what,
