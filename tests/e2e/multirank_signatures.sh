@@ -28,6 +28,23 @@ assert f["affected_ranks"] == [0, 1], f["affected_ranks"]
 rec = [x for x in f["instances"] if x["recorded"]]
 assert rec and all(x["unit"] == "Gbit/s" for x in rec), rec[:2]
 PY
+	# the lookalikes' traces have the same shape of deviceProperties: the
+	# slow link differs in its bandwidth only, never in having an entry
+	python3 - "$out" <<'PY' && pass "run $i: deviceProperties alike in comm-bound and straggler traces (interconnect on both)" || fail "run $i: deviceProperties differ in shape"
+import glob, gzip, json, os, sys
+def keys(o, p=""):
+    if isinstance(o, dict):
+        return set().union(*[keys(v, p + "/" + k) for k, v in o.items()]) | {p}
+    if isinstance(o, list):
+        return set().union(*[keys(v, p + "[]") for v in o]) | {p}
+    return {p}
+shapes = {}
+for f in glob.glob(os.path.join(sys.argv[1], "*.rank-*.json.gz")):
+    d = json.load(gzip.open(f))
+    shapes[os.path.basename(f)] = keys(d["deviceProperties"])
+    assert d["deviceProperties"][0]["interconnect"]["bandwidth (Gbit/s)"] > 0, f
+assert len(shapes) >= 4 and len({frozenset(v) for v in shapes.values()}) == 1, shapes
+PY
 done
 [ -f "$TMP/sig" ] && tail -12 "$TMP/sig"
 
