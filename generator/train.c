@@ -135,7 +135,10 @@ static void all_reduce(struct fl_workload *w, float *buf, size_t n)
 	struct fl_backend *be = w->rt.be;
 	if (w->world < 2 || !be->ops->allreduce)
 		return;
-	uint32_t s = fl_span_begin(op.all_reduce, FL_EV_CPU_OP);
+	/* its input as torch.profiler records c10d's collectives: the flat
+	 * gradient bucket, [n] floats (a learner's bytes per collective) */
+	const struct fl_input in = {.dim = {(int32_t)n}, .ndim = 1, .type = FL_IN_FLOAT};
+	uint32_t s = fl_op_begin(op.all_reduce, &in, 1);
 	fl_dev_stream_wait(be, FL_STREAM_COMM, FL_STREAM_COMPUTE); /* the gradient is ready */
 	be->ops->allreduce(be, buf, n, FL_STREAM_COMM);
 	fl_span_end(s);
