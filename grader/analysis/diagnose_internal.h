@@ -106,6 +106,11 @@ struct dg_trace {
 	 * (the tokens an expert received), summed, and the number of such ops */
 	double expert_rows;
 	long n_expert_ops;
+	/* data-parallel collectives: elements in the Input Dims of cpu ops named
+	 * *all_reduce* / *allreduce* (c10d's and faultline's), summed, and the
+	 * number of such ops */
+	double allreduce_elems;
+	long n_allreduce_ops;
 	uint64_t main_thread;
 	enum fl_status st_read;
 	char msg[1024];
@@ -152,6 +157,8 @@ double dg_step_p50(const struct dg_trace *t);
 /* expert_imbalance (diagnose_rules_moe.c), over every rank; it drops the
  * findings its lookalikes make on an expert-parallel layer. */
 void dg_rule_moe(const struct dg_trace *t, size_t n, struct dg_findings *fs);
+/* comm_bound (diagnose_rules_comm.c), over every rank of the run. */
+void dg_rule_comm(const struct dg_trace *t, size_t n, struct dg_findings *fs);
 
 /* Run every rule over the run (t[0..n)), with an optional baseline. */
 void dg_rules(const struct dg_trace *t, size_t n, const struct dg_trace *b, size_t nb, struct dg_findings *fs);

@@ -163,6 +163,10 @@ static enum fl_status on_event(void *arg, const struct fl_tev *e)
 					t->expert_rows += (double)e->in_rows;
 					t->n_expert_ops++;
 				}
+				if (strstr(nm, "all_reduce") || strstr(nm, "allreduce")) {
+					t->allreduce_elems += (double)e->in_rows;
+					t->n_allreduce_ops++;
+				}
 			}
 		} else if (cat == c->c.user_annotation) {
 			v.kind = DG_SPAN;

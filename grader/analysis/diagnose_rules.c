@@ -797,5 +797,6 @@ void dg_rules(const struct dg_trace *t, size_t n, const struct dg_trace *b, size
 	}
 	rule_straggler(t, n, fs);
 	rule_overlap(t, n, fs);
+	dg_rule_comm(t, n, fs);
 	dg_rule_moe(t, n, fs); /* last: it drops its lookalikes' findings */
 }

@@ -620,6 +620,16 @@ static void rule_pipeline(const struct dg_trace *t, struct dg_findings *fs)
 		drop(fs, g);
 	while ((g = find(fs, "optimizer_dominance")))
 		drop(fs, g);
+	/* and its waits for a neighbour fall in whatever span is open (the loss
+	 * read in metrics), long in some steps, short in others: a near-period
+	 * there is the schedule's jitter; an exact period stays a finding */
+	for (size_t i = 0; i < fs->n;) {
+		const cJSON *pm = cJSON_GetObjectItemCaseSensitive(fs->f[i].evidence, "period_match");
+		if (!strcmp(fs->f[i].family, "periodic_host_stall") && cJSON_IsNumber(pm) && pm->valuedouble < 0.999)
+			drop(fs, &fs->f[i]);
+		else
+			i++;
+	}
 	if (formula < PIPE_SHARE || idle < 0.8 * formula)
 		return;
 	struct dg_finding *f = dg_add(fs, "pipeline_bubble", "more_microbatches", dg_ramp(formula, PIPE_SHARE, 0.5));

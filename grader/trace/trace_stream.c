@@ -1111,6 +1111,81 @@ static int parse_dist_info(struct parser *ps, const uint8_t **pp)
 	return P_OK;
 }
 
+/* deviceProperties: of the first device, interconnect."bandwidth (Gbit/s)"
+ * when it is a number (faultline's emulated link names it; a real trace has
+ * none); everything else is checked and skipped. */
+static int parse_device_props(struct parser *ps, const uint8_t **pp)
+{
+	const uint8_t *p = *pp, *k;
+	size_t kl;
+	int r;
+	if (*p != '[')
+		return skip_value(ps, pp);
+	p = skip_ws(p + 1);
+	double gbps = 0;
+	int has = 0;
+	if (*p == '{') { /* the first device */
+		p = skip_ws(p + 1);
+		while (*p != '}') {
+			if ((r = parse_key(ps, &p, &k, &kl)))
+				return r;
+			if (kl == 12 && !memcmp(k, "interconnect", 12) && *p == '{') {
+				p = skip_ws(p + 1);
+				while (*p != '}') {
+					const uint8_t *k2;
+					size_t kl2;
+					if ((r = parse_key(ps, &p, &k2, &kl2)))
+						return r;
+					if (kl2 == 18 && !memcmp(k2, "bandwidth (Gbit/s)", 18) &&
+					    (*p == '-' || (*p >= '0' && *p <= '9'))) {
+						int isf;
+						if ((r = parse_number(ps, &p, &gbps, &isf)))
+							return r;
+						has = isfinite(gbps) && gbps > 0;
+					} else if ((r = skip_value(ps, &p))) {
+						return r;
+					}
+					p = skip_ws(p);
+					if (*p == ',') {
+						p = skip_ws(p + 1);
+						continue;
+					}
+					if (*p != '}')
+						return bad(ps, p, "',' or '}' in deviceProperties[0].interconnect");
+				}
+				p++;
+			} else if ((r = skip_value(ps, &p))) {
+				return r;
+			}
+			p = skip_ws(p);
+			if (*p == ',') {
+				p = skip_ws(p + 1);
+				continue;
+			}
+			if (*p != '}')
+				return bad(ps, p, "',' or '}' in deviceProperties[0]");
+		}
+		p = skip_ws(p + 1);
+	} else if (*p != ']') {
+		if ((r = skip_value(ps, &p)))
+			return r;
+		p = skip_ws(p);
+	}
+	/* the other devices */
+	while (*p == ',') {
+		p = skip_ws(p + 1);
+		if ((r = skip_value(ps, &p)))
+			return r;
+		p = skip_ws(p);
+	}
+	if (*p != ']')
+		return bad(ps, p, "',' or ']' in deviceProperties");
+	*pp = p + 1;
+	ps->info.has_link_gbps = has;
+	ps->info.link_gbps = has ? gbps : 0;
+	return P_OK;
+}
+
 static uint32_t meta_key(const uint8_t *k, size_t n)
 {
 	static const struct { const char *s; uint32_t f; } keys[] = {
@@ -1218,6 +1293,8 @@ static int parse_units(struct parser *ps)
 			}
 			if (kl == 15 && !memcmp(k, "distributedInfo", 15)) {
 				r = parse_dist_info(ps, &p);
+			} else if (kl == 16 && !memcmp(k, "deviceProperties", 16)) {
+				r = parse_device_props(ps, &p);
 			} else if (kl == 19 && !memcmp(k, "baseTimeNanoseconds", 19) &&
 				   (*p == '-' || (*p >= '0' && *p <= '9'))) {
 				int isf;

@@ -141,6 +141,10 @@ struct fl_trace_info {
 	long long dist_rank, world_size;
 	int has_base_time;
 	double base_time_ns;  /* baseTimeNanoseconds */
+	/* deviceProperties[0].interconnect."bandwidth (Gbit/s)" (faultline's
+	 * emulated link; the last deviceProperties when repeated) */
+	int has_link_gbps;
+	double link_gbps;
 	/* How ts was written across all events (HTA rounds ts and ts+dur to whole
 	 * µs when pandas reads the ts column as floats: some ts has a fraction or
 	 * some event has no ts). */

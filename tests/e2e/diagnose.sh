@@ -34,18 +34,6 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# comm_bound is not diagnosed from the trace alone (docs/diagnose.md, "comm_bound:
-# not diagnosed"): its run must not be called anything else, and the gap is shown
-known_gap() {
-	python3 - "$1" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-found = [f["family"] for f in d["findings"]]
-print("known gap: comm_bound, found %s" % found)
-sys.exit(0 if set(found) <= {"comm_bound"} else 1)
-PY
-}
-
 for sc in "$SRC"/scenarios/*.json "$SRC"/scenarios/emu/*.json; do
 	grep -q '"faultline.scenario/1"' "$sc" || continue
 	name=$(basename "$sc" .json)
@@ -58,21 +46,9 @@ for sc in "$SRC"/scenarios/*.json "$SRC"/scenarios/emu/*.json; do
 		tail -5 "$TMP/$name.run" | sed 's/^/      | /'
 		continue
 	fi
-	gap=
-	grep -q '"fault": *"slow_link"' "$sc" && gap=1
-	if [ -z "$gap" ] && grep -q "check: warning" "$TMP/$name.run"; then fail "$name: run --check warns"; grep "check:" "$TMP/$name.run" | sed 's/^/      | /'; fi
+	if grep -q "check: warning" "$TMP/$name.run"; then fail "$name: run --check warns"; grep "check:" "$TMP/$name.run" | sed 's/^/      | /'; fi
 	truth=$(ls "$out"/*.truth.json)
 	traces=$(ls "$out"/*.json.gz)
-	# shellcheck disable=SC2086
-	if [ -n "$gap" ]; then
-		# shellcheck disable=SC2086
-		if "$FL" diagnose --json $traces >"$TMP/$name.diag" 2>"$TMP/$name.err" && why=$(known_gap "$TMP/$name.diag"); then
-			pass "$name: $why"
-		else
-			fail "$name: ${why:-diagnose failed}"
-		fi
-		continue
-	fi
 	# shellcheck disable=SC2086
 	if "$FL" diagnose --json $traces >"$TMP/$name.diag" 2>"$TMP/$name.err" && why=$(families_ok "$TMP/$name.diag" "$truth"); then
 		pass "$name: $why"
