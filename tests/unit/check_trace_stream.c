@@ -227,6 +227,44 @@ START_TEST(test_hta_rank_regex)
 }
 END_TEST
 
+/* deviceProperties[0].interconnect's bandwidth (faultline's emulated link),
+ * read at any chunk size; other shapes read as no link; a broken one fails */
+START_TEST(test_device_props_link)
+{
+	static const struct {
+		const char *doc;
+		int ok, has;
+		double gbps;
+	} cases[] = {
+		{"{\"deviceProperties\": [{\"id\": 0, \"interconnect\": {\"emulated\": true, \"bandwidth (Gbit/s)\": 2}}], "
+		 "\"traceEvents\": []}", 1, 1, 2},
+		{"{\"deviceProperties\": [{\"id\": 0, \"name\": \"x\", \"interconnect\": {\"bandwidth (Gbit/s)\": 100}}, "
+		 "{\"id\": 1, \"interconnect\": {\"bandwidth (Gbit/s)\": 7}}], \"traceEvents\": []}", 1, 1, 100},
+		{"{\"traceEvents\": [], \"deviceProperties\": [{\"interconnect\": {\"bandwidth (Gbit/s)\": 2.5e1}}]}", 1, 1, 25},
+		{"{\"deviceProperties\": [{\"id\": 0, \"numSms\": 132}], \"traceEvents\": []}", 1, 0, 0},
+		{"{\"deviceProperties\": [], \"traceEvents\": []}", 1, 0, 0},
+		{"{\"deviceProperties\": {\"id\": 0}, \"traceEvents\": []}", 1, 0, 0},
+		{"{\"deviceProperties\": [{\"interconnect\": {\"bandwidth (Gbit/s)\": \"fast\"}}], \"traceEvents\": []}", 1, 0, 0},
+		{"{\"deviceProperties\": [{\"interconnect\": {\"bandwidth (Gbit/s)\": -3}}], \"traceEvents\": []}", 1, 0, 0},
+		{"{\"deviceProperties\": [{\"interconnect\": {\"bandwidth (Gbit/s)\" 2}}], \"traceEvents\": []}", 0, 0, 0},
+		{"{\"deviceProperties\": [{\"interconnect\": 5} 7], \"traceEvents\": []}", 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (size_t chunk = 1; chunk <= 64; chunk = chunk * 3 + 1) {
+			struct got g = {0};
+			struct fl_trace_info in;
+			enum fl_status st = read_buf(cases[i].doc, strlen(cases[i].doc), &g, &in, chunk);
+			ck_assert_msg((st == FL_OK) == cases[i].ok, "case %zu chunk %zu: %s", i, chunk, fl_error_msg());
+			if (cases[i].ok) {
+				ck_assert_msg(in.has_link_gbps == cases[i].has, "case %zu chunk %zu", i, chunk);
+				if (cases[i].has)
+					ck_assert_msg(in.link_gbps == cases[i].gbps, "case %zu: %g", i, in.link_gbps);
+			}
+			got_free(&g);
+		}
+}
+END_TEST
+
 START_TEST(test_strings)
 {
 	const char *doc = "[{\"name\": \"\\\"q\\\" \\\\ \\/ \\b\\f\\r\\t \\u0041\\u00DF\\u20AC\\uD834\\uDD1E\"},"
@@ -847,6 +885,7 @@ int main(void)
 	tcase_add_test(tc, test_object_form);
 	tcase_add_test(tc, test_array_form_and_gzip_magic);
 	tcase_add_test(tc, test_hta_rank_regex);
+	tcase_add_test(tc, test_device_props_link);
 	tcase_add_test(tc, test_strings);
 	tcase_add_test(tc, test_numbers_and_stream);
 	tcase_add_test(tc, test_errors);
