@@ -620,6 +620,10 @@ static void rule_pipeline(const struct dg_trace *t, struct dg_findings *fs)
 		drop(fs, g);
 	while ((g = find(fs, "optimizer_dominance")))
 		drop(fs, g);
+	/* it runs every op once per micro-batch: many small ops per step are the
+	 * schedule (m of them), not a storm */
+	while ((g = find(fs, "op_storm")))
+		drop(fs, g);
 	/* and its waits for a neighbour fall in whatever span is open (the loss
 	 * read in metrics), long in some steps, short in others: a near-period
 	 * there is the schedule's jitter; an exact period stays a finding */
