@@ -128,15 +128,23 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		w[k] = t->steps[k].dur - wait > 0 ? t->steps[k].dur - wait : 0;
 	}
 	double work = dg_median(w, n);
-	free(w);
 	if (work <= 0 || work > p50)
 		work = p50;
+	/* a step's excess is its work over the median step's work: a periodic
+	 * stall in half the steps lifts the median step, not the work */
+	double *ex = malloc(sizeof(double) * (size_t)n);
+	if (!ex)
+		abort();
+	for (int k = 0; k < n; k++)
+		ex[k] = w[k] - work;
+	free(w);
 	int nl = 0;
 	for (int k = 0; k < n; k++)
-		if (t->steps[k].dur - p50 >= (RECOMP_LONG - 1) * work)
+		if (ex[k] >= (RECOMP_LONG - 1) * work)
 			L[nl++] = k;
 	if (nl < 1 || 2 * nl >= n) {
 		free(L);
+		free(ex);
 		return;
 	}
 	/* the span that fills the excess of the long steps with nested timings
@@ -152,7 +160,7 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		int c = 0;
 		for (int i = 0; i < nl; i++) {
 			int k = L[i];
-			double excess = t->steps[k].dur - p50;
+			double excess = ex[k];
 			c += sp->n_nested[k] >= RECOMP_NESTED && sp->dur[k] >= RECOMP_FILL * excess;
 		}
 		if (c > bestn || (c == bestn && c > 0 && sp->dur[L[0]] < best->dur[L[0]])) {
@@ -163,29 +171,33 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 	if (!best) {
 		free(L);
 		free(K);
+		free(ex);
 		return;
 	}
 	{
 		int m = 0;
 		for (int i = 0; i < nl; i++) {
 			int k = L[i];
-			if (best->n_nested[k] >= RECOMP_NESTED && best->dur[k] >= RECOMP_FILL * (t->steps[k].dur - p50))
+			if (best->n_nested[k] >= RECOMP_NESTED && best->dur[k] >= RECOMP_FILL * ex[k])
 				K[m++] = k;
 		}
 		memcpy(L, K, sizeof(int) * (size_t)m);
 		nl = m;
 	}
 	free(K);
-	double longest = 0, span_ms = 0;
+	double longest = 0, span_ms = 0, most = 0;
 	int nested = 0;
 	for (int i = 0; i < nl; i++) {
 		if (t->steps[L[i]].dur > longest)
 			longest = t->steps[L[i]].dur;
+		if (ex[L[i]] > most)
+			most = ex[L[i]];
 		span_ms += best->dur[L[i]] / 1000;
 		nested += best->n_nested[L[i]];
 	}
 	const char *name = dg_str(t, best->name);
-	double times = 1 + (longest - p50) / work; /* longest / p50 when no span waits */
+	free(ex);
+	double times = 1 + most / work; /* longest / p50 when no span waits */
 	struct dg_finding *f = dg_add(fs, "recompile", "static_shapes", dg_ramp(times, RECOMP_LONG, 20));
 	char st[256] = "";
 	size_t o = 0;
@@ -210,7 +222,7 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 		 "static shapes: pad or bucket the batch, mark the dimension dynamic, or warm every shape up first");
 	cJSON_AddStringToObject(f->evidence, "span", name);
 	dg_addn(f->evidence, "longest_step_to_median", longest / p50);
-	dg_addn(f->evidence, "excess_to_median_work", (longest - p50) / work);
+	dg_addn(f->evidence, "excess_to_median_work", most / work);
 	dg_addn(f->evidence, "median_work_ms", work / 1000);
 	dg_addn(f->evidence, "span_ms_in_long_steps", span_ms);
 	cJSON_AddNumberToObject(f->evidence, "nested_spans", nested);
