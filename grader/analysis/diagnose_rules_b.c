@@ -122,8 +122,8 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 	 * excess is 100x the work) */
 	for (int k = 0; k < n; k++) {
 		double wait = 0;
-		for (int q = 0; q < t->n_spans; q++)
-			if (t->spans[q].gap[k] > wait)
+		for (int q = 0; q < t->n_spans; q++) /* a span holding nested timings is busy, not waiting */
+			if (t->spans[q].gap[k] > wait && t->spans[q].n_nested[k] < RECOMP_NESTED)
 				wait = t->spans[q].gap[k];
 		w[k] = t->steps[k].dur - wait > 0 ? t->steps[k].dur - wait : 0;
 	}
