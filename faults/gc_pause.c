@@ -24,11 +24,16 @@
  * else the machine's caches hold (a heap straddling the cache size would cost
  * 20x more per object at 3x the size). Short-lived objects are small (a header:
  * 32 bytes), as a loop's temporaries are; the collector never reads past it.
+ * Objects live in the heap's own mapped chunks (struct pool), not in the C
+ * library's heap, so their layout does not depend on what ran before in the
+ * process, and the memory the run will allocate is faulted in before the
+ * window: a step pays for allocating, not for the kernel's page faults.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "faults/fault.h"
 
@@ -36,6 +41,7 @@ struct obj {
 	struct obj *all_next;  /* every object, for the sweep */
 	struct obj *ref[2];    /* ref[0]: root chain; ref[1]: a random older object */
 	uint32_t mark;
+	uint32_t cls;          /* its size class: 1 a survivor, 0 a short-lived object */
 	uint32_t payload[];    /* a survivor's data, which the collector does not scan */
 };
 
@@ -45,7 +51,23 @@ struct obj {
 
 #define N_ROOTS 1024
 
+/* The heap's own memory, as a collected runtime has it (Python's arenas, a
+ * JVM's heap) rather than the C library's: objects come from large mapped
+ * chunks, a free list per size class takes what the sweep frees, and the
+ * layout is the same whatever else the process allocated before (a regen runs
+ * the other labs first in the same process). */
+#define POOL_CHUNK (64u << 20)
+struct pool {
+	struct obj *free[2];
+	char *cur;
+	size_t left;
+	void **chunks;
+	size_t n_chunks, cap_chunks;
+	size_t n_used;     /* chunks[0..n_used) handed out; the rest mapped ahead (pool_reserve) */
+};
+
 struct heap {
+	struct pool pool;
 	struct obj *roots[N_ROOTS];
 	struct obj *all;
 	struct obj **live_sample; /* random picks for ref[1] */
@@ -81,10 +103,13 @@ struct gc_state {
 	double predicted_ms;
 	size_t freed;
 	long first_target;      /* the step of the first collection in the recorded window */
+	long total_steps;
 	double g, churn;
 	struct sizing sizing;
 	struct retune retune;
 };
+
+static void reserve_run(struct gc_state *s, long from_step);
 
 static const struct fl_param_spec params[] = {
 	{"period", FL_PARAM_INT, 2, 1, 1000000, NULL, "steps", "a collection every `period` steps"},
@@ -103,11 +128,77 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* One more chunk at the end of the list; `populate`: its pages faulted in now. */
+static void pool_map(struct pool *p, int populate)
+{
+	if (p->n_chunks == p->cap_chunks) {
+		size_t cap = p->cap_chunks ? 2 * p->cap_chunks : 16;
+		void **c = realloc(p->chunks, cap * sizeof(*c));
+		if (!c)
+			abort();
+		p->chunks = c;
+		p->cap_chunks = cap;
+	}
+	void *m = mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+	if (m == MAP_FAILED)
+		abort();
+	p->chunks[p->n_chunks++] = m;
+}
+
+/* Map and fault in, before the recorded window, the memory `bytes` more of
+ * allocation will need, so a step in the window takes no page faults for the
+ * heap's growth (a runtime's heap is committed ahead too). */
+static void pool_reserve(struct pool *p, size_t bytes)
+{
+	size_t have = p->left + (p->n_chunks - p->n_used) * (size_t)POOL_CHUNK;
+	if (p->left) /* the current chunk's rest: touch its pages */
+		for (size_t off = 0; off < p->left; off += 4096)
+			((volatile char *)p->cur)[off] = 0;
+	while (have < bytes) {
+		pool_map(p, 1);
+		have += POOL_CHUNK;
+	}
+}
+
+static struct obj *pool_alloc(struct pool *p, int cls)
+{
+	struct obj *o = p->free[cls];
+	if (o) {
+		p->free[cls] = o->all_next;
+		return o;
+	}
+	size_t size = cls ? LIVE_SIZE : DEAD_SIZE;
+	if (p->left < size) {
+		if (p->n_used == p->n_chunks)
+			pool_map(p, 0);
+		p->cur = p->chunks[p->n_used++];
+		p->left = POOL_CHUNK;
+	}
+	o = (struct obj *)(void *)p->cur;
+	p->cur += size;
+	p->left -= size;
+	return o;
+}
+
+static void pool_free(struct pool *p, struct obj *o)
+{
+	o->all_next = p->free[o->cls];
+	p->free[o->cls] = o;
+}
+
+static void pool_release(struct pool *p)
+{
+	for (size_t i = 0; i < p->n_chunks; i++)
+		munmap(p->chunks[i], POOL_CHUNK);
+	free(p->chunks);
+	memset(p, 0, sizeof(*p));
+}
+
 static void heap_alloc(struct heap *h, int live)
 {
-	struct obj *o = malloc(live ? LIVE_SIZE : DEAD_SIZE);
-	if (!o)
-		abort();
+	struct obj *o = pool_alloc(&h->pool, live ? 1 : 0);
+	o->cls = live ? 1 : 0;
 	o->ref[0] = o->ref[1] = NULL;
 	o->mark = h->epoch;
 	o->all_next = h->all;
@@ -165,7 +256,7 @@ static size_t heap_collect(struct heap *h)
 		struct obj *o = *pp;
 		if (o->mark != m) {
 			*pp = o->all_next;
-			free(o);
+			pool_free(&h->pool, o);
 			freed++;
 		} else {
 			pp = &o->all_next;
@@ -181,10 +272,7 @@ static size_t heap_collect(struct heap *h)
  * builds it (the same layout, so the same cost per object). */
 static void heap_rebuild(struct heap *h, size_t want)
 {
-	for (struct obj *o = h->all, *n; o; o = n) {
-		n = o->all_next;
-		free(o);
-	}
+	pool_release(&h->pool); /* fresh chunks: the layout init gives */
 	h->all = NULL;
 	memset(h->roots, 0, sizeof(h->roots));
 	h->n_live = h->n_dead = h->n_sample = 0;
@@ -194,12 +282,7 @@ static void heap_rebuild(struct heap *h, size_t want)
 
 static void heap_free_all(struct heap *h)
 {
-	struct obj *o = h->all;
-	while (o) {
-		struct obj *n = o->all_next;
-		free(o);
-		o = n;
-	}
+	pool_release(&h->pool);
 	free(h->stack);
 	free(h->live_sample);
 	memset(h, 0, sizeof(*h));
@@ -346,7 +429,21 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
 	size_heap(h, pause_ns, g, churn, period, (double)s->first_target + 1, garbage_steps, cap, &s->sizing);
 	h->live_per_step = (size_t)((double)h->n_live * g / period + 0.5);
 	h->dead_per_step = (size_t)((double)h->live_per_step * churn + 0.5);
+	s->total_steps = env->total_steps;
+	reserve_run(s, 0);
 	return fl_svc_declare_span(env->svc, fl_fault_str(f, "span"));
+}
+
+/* The memory the rest of the run allocates: every remaining step's survivors,
+ * and a period's garbage (the sweep returns it to the free list). */
+static void reserve_run(struct gc_state *s, long from_step)
+{
+	struct heap *h = &s->h;
+	double period = fl_fault_num(s->f, "period");
+	long steps = s->total_steps - from_step + 1;
+	size_t bytes = (size_t)steps * h->live_per_step * LIVE_SIZE +
+		       (size_t)(period + 1) * h->dead_per_step * DEAD_SIZE;
+	pool_reserve(&h->pool, bytes);
 }
 
 /* A collection before the recorded window measured `ms` at `live` survivors and
@@ -356,7 +453,7 @@ static enum fl_status init(struct fl_fault *f, const struct fl_fault_env *env)
  * heap is rebuilt at that size in the layout init gives it, so the measured
  * cost per object holds for it. */
 #define RETUNE_TOL 0.03
-#define RETUNE_MAX 1.6
+#define RETUNE_MAX 4.0
 
 static void retune(struct gc_state *s, long step, size_t live, size_t dead, double predicted_ms, double ms)
 {
@@ -393,6 +490,7 @@ static void retune(struct gc_state *s, long step, size_t live, size_t dead, doub
 	h->live_per_step = (size_t)((double)h->n_live * s->g / period + 0.5);
 	h->dead_per_step = (size_t)((double)h->live_per_step * s->churn + 0.5);
 	s->retune.live_after = h->n_live;
+	reserve_run(s, step + 1);
 }
 
 static void collect_in_span(void *arg)
