@@ -34,11 +34,11 @@ fi
 
 stage "fuzz: building ${harnesses[*]} in $build ($cc)"
 mkdir -p "$build"
-if [ ! -f "$build/CMakeCache.txt" ]; then
-	logged "$build/configure.log" "configuring the fuzz build" \
-		cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_FUZZ=ON \
-		-DFAULTLINE_TESTS=OFF -DFAULTLINE_CUDA=OFF -DFAULTLINE_MPI=OFF
-fi
+# configured every time: the harnesses are found by a glob, which only a
+# configure run sees (a build folder from before a new harness lacks its target)
+logged "$build/configure.log" "configuring the fuzz build" \
+	cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_FUZZ=ON \
+	-DFAULTLINE_TESTS=OFF -DFAULTLINE_CUDA=OFF -DFAULTLINE_MPI=OFF
 logged "$build/build.log" "building the fuzz harnesses" cmake --build "$build" -j"$jobs" --target "${harnesses[@]}"
 
 mkdir -p "$build/artifacts"
