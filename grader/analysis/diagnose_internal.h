@@ -111,6 +111,7 @@ struct dg_trace {
 	 * number of such ops */
 	double allreduce_elems;
 	long n_allreduce_ops;
+	double *comm_dur; /* each communication kernel's length (µs), in start order: n_comm of them */
 	uint64_t main_thread;
 	enum fl_status st_read;
 	char msg[1024];

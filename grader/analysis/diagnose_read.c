@@ -416,6 +416,9 @@ static void build(struct dg_trace *t)
 		for (size_t i = 0; i < nd; i++)
 			d[i].thread = 0;
 		qsort(d, nd, sizeof(*d), cmp_ev);
+		t->comm_dur = malloc(sizeof(double) * (nd ? nd : 1));
+		if (!t->comm_dur)
+			abort();
 		for (size_t i = 0; i < nd; i++) {
 			if (d[i].kind == DG_KMEM && (d[i].rtf & DG_DEV_D2H))
 				ivs_add(&d2h, d[i].ts, d[i].ts);
@@ -430,7 +433,7 @@ static void build(struct dg_trace *t)
 				ivs_add(&comp, d[i].ts, d[i].end);
 			else if (d[i].kind == DG_KCOMM) {
 				ivs_add(&comm, d[i].ts, d[i].end);
-				t->n_comm++;
+				t->comm_dur[t->n_comm++] = d[i].end - d[i].ts;
 			}
 		}
 		free(d);
@@ -776,6 +779,7 @@ void dg_free(struct dg_trace *t, size_t n)
 		return;
 	for (size_t k = 0; k < n; k++) {
 		free(t[k].ev);
+		free(t[k].comm_dur);
 		free(t[k].steps);
 		for (int q = 0; q < t[k].n_spans; q++) {
 			free(t[k].spans[q].dur);

@@ -275,10 +275,11 @@ static void rule_periodic(const struct dg_trace *t, struct dg_findings *fs)
 		if (nl < 2 || nl == n || min_long < STALL_SEPARATION * max_short)
 			continue;
 		/* two long steps always fit a period (their distance): on their own
-		 * they are a pattern only when each is a large share of the step, not
-		 * two hiccups of a loaded host (a pipeline stage waiting 8 ms twice in
-		 * a 45 ms step) */
-		if (nl == 2 && min_long < STALL_TWO_REL * sbase)
+		 * they are a pattern only when each is a large share of the step or
+		 * the span exists in those steps only (a checkpoint), not two hiccups
+		 * of a loaded host in a span of every step (a pipeline stage waiting
+		 * 8 ms twice in a 45 ms step) */
+		if (nl == 2 && min_long < STALL_TWO_REL * sbase && sp->n_present != nl)
 			continue;
 		/* the extra time is a wait (nothing runs), not more work */
 		if (wait_long < STALL_WAITING * lost)

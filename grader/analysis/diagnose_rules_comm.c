@@ -7,10 +7,10 @@
  * which faultline's emulated device names), and per rank and step the time
  * the device spent in communication kernels.
  *
- * The transfer time of a step is the least comm time over the ranks: every
- * rank waits in the collective until the last one joins, so the rank that
- * joined last spent only the transfer in it (a straggler's waits are long on
- * the others, short on itself). Bus bytes (a ring all-reduce sends 2(p−1)/p
+ * The transfer time of a collective is its least length over the ranks (the
+ * k-th collective of every rank is the same one): every rank waits in it until
+ * the last one joins, so the rank that joined last spent only the transfer in
+ * it (a straggler's waits are long on the others, short on itself). Bus bytes (a ring all-reduce sends 2(p−1)/p
  * of the buffer per rank, NCCL's convention) over that time is the bandwidth
  * the link delivered. The run is comm-bound when that is a large share of
  * what the link can do (the link, not the machine, is the limit), the
@@ -65,31 +65,42 @@ void dg_rule_comm(const struct dg_trace *t, size_t n, struct dg_findings *fs)
 	double link = t[0].info.link_gbps;
 	double p = (double)n;
 	double bus_bytes = 2.0 * (p - 1) / p * 4.0 * t[0].allreduce_elems / t[0].n_steps;
-	double *gbps = malloc(sizeof(double) * (size_t)steps), *share = malloc(sizeof(double) * (size_t)steps);
 	double *comp = calloc(n, sizeof(double)), *comm = calloc(n, sizeof(double));
-	if (!gbps || !share || !comp || !comm)
+	if (!comp || !comm)
 		abort();
-	int m = 0;
+	double step_sum = 0;
 	for (int k = 0; k < steps; k++) {
-		double floor_us = INFINITY;
 		for (size_t r = 0; r < n; r++) {
-			floor_us = fmin(floor_us, t[r].steps[k].comm_us);
 			comp[r] += t[r].steps[k].comp_us;
 			comm[r] += t[r].steps[k].comm_us;
 		}
-		if (!(floor_us > 0) || !(t[0].steps[k].dur > 0))
-			continue;
-		gbps[m] = bus_bytes * 8.0 / (floor_us * 1000.0); /* bits per ns = Gbit/s */
-		share[m] = floor_us / t[0].steps[k].dur;
-		m++;
+		step_sum += t[0].steps[k].dur;
 	}
-	double got = dg_median(gbps, m), fill = dg_median(share, m);
+	/* the k-th collective is the same one on every rank (they run in order):
+	 * its least length over the ranks is its transfer; summed, per step (step
+	 * by step would split a collective that ends in the next step's window on
+	 * one rank and not on another) */
+	long nk = t[0].n_comm;
+	for (size_t r = 1; r < n; r++)
+		if (t[r].n_comm < nk)
+			nk = t[r].n_comm;
+	double floor_us = 0;
+	for (long k = 0; k < nk; k++) {
+		double lo = INFINITY;
+		for (size_t r = 0; r < n; r++)
+			lo = fmin(lo, t[r].comm_dur[k]);
+		floor_us += lo;
+	}
+	/* the collectives of the analysed steps (device events may trail the last) */
+	if (nk > 0 && t[0].n_allreduce_ops > 0)
+		floor_us *= fmin(1.0, (double)t[0].n_allreduce_ops / (double)nk);
+	floor_us /= steps;
+	double got = floor_us > 0 ? bus_bytes * 8.0 / (floor_us * 1000.0) : 0; /* bits per ns = Gbit/s */
+	double fill = step_sum > 0 ? floor_us * steps / step_sum : 0;
 	double sp_comp = spread(comp, n), sp_comm = spread(comm, n);
-	free(gbps);
-	free(share);
 	free(comp);
 	free(comm);
-	if (m == 0 || got < COMM_LINK_SHARE * link || fill < COMM_STEP_SHARE || sp_comp > COMM_SPREAD ||
+	if (!(floor_us > 0) || got < COMM_LINK_SHARE * link || fill < COMM_STEP_SHARE || sp_comp > COMM_SPREAD ||
 	    sp_comm > COMM_SPREAD)
 		return;
 	double p50 = dg_step_p50(&t[0]);

@@ -46,15 +46,22 @@ for sc in "$SRC"/scenarios/*.json "$SRC"/scenarios/emu/*.json; do
 		tail -5 "$TMP/$name.run" | sed 's/^/      | /'
 		continue
 	fi
-	if grep -q "check: warning" "$TMP/$name.run"; then fail "$name: run --check warns"; grep "check:" "$TMP/$name.run" | sed 's/^/      | /'; fi
+	if grep -q "check: warning" "$TMP/$name.run" && [ "${FL_TIMING_CHECKS:-1}" != 0 ]; then fail "$name: run --check warns"; grep "check:" "$TMP/$name.run" | sed 's/^/      | /'; fi
 	truth=$(ls "$out"/*.truth.json)
 	traces=$(ls "$out"/*.json.gz)
 	# shellcheck disable=SC2086
-	if "$FL" diagnose --json $traces >"$TMP/$name.diag" 2>"$TMP/$name.err" && why=$(families_ok "$TMP/$name.diag" "$truth"); then
-		pass "$name: $why"
-	else
-		fail "$name: ${why:-diagnose failed}"
+	if ! "$FL" diagnose --json $traces >"$TMP/$name.diag" 2>"$TMP/$name.err"; then
+		fail "$name: diagnose failed"
 		sed 's/^/      | /' "$TMP/$name.err" | head -5
+	elif why=$(families_ok "$TMP/$name.diag" "$truth"); then
+		pass "$name: $why"
+	elif [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
+		# a sanitizer build runs 2-3x slower and calibrates a smaller model:
+		# the faults' time signatures shrink (a comm-bound run's transfer is 8%
+		# of its step there); the run and the diagnosis are still checked whole
+		echo "skip  $name: families under FL_TIMING_CHECKS=0 (a sanitizer build distorts timing): $why"
+	else
+		fail "$name: $why"
 	fi
 done
 
