@@ -145,6 +145,11 @@ struct dg_findings {
 
 struct dg_finding *dg_add(struct dg_findings *fs, const char *family, const char *fix, double score);
 void dg_findings_free(struct dg_findings *fs);
+/* The first finding of a family (NULL: none); drop one (its JSON freed, the
+ * rest moved up); drop every finding of a family (a lookalike's). */
+struct dg_finding *dg_find(struct dg_findings *fs, const char *family);
+void dg_drop(struct dg_findings *fs, struct dg_finding *f);
+void dg_drop_family(struct dg_findings *fs, const char *family);
 
 /* The rules of the later families (diagnose_rules_b.c), on one rank:
  * recompile, optimizer_dominance, launch_bound, alloc_stall, blocking_h2d,

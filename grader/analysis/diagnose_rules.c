@@ -65,6 +65,31 @@ void dg_findings_free(struct dg_findings *fs)
 	*fs = (struct dg_findings){0};
 }
 
+struct dg_finding *dg_find(struct dg_findings *fs, const char *family)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (!strcmp(fs->f[i].family, family))
+			return &fs->f[i];
+	return NULL;
+}
+
+void dg_drop(struct dg_findings *fs, struct dg_finding *f)
+{
+	cJSON_Delete(f->evidence);
+	cJSON_Delete(f->steps);
+	cJSON_Delete(f->ranks);
+	size_t i = (size_t)(f - fs->f);
+	memmove(&fs->f[i], &fs->f[i + 1], sizeof(*fs->f) * (fs->n - i - 1));
+	fs->n--;
+}
+
+void dg_drop_family(struct dg_findings *fs, const char *family)
+{
+	struct dg_finding *f;
+	while ((f = dg_find(fs, family)))
+		dg_drop(fs, f);
+}
+
 static void limit(struct dg_findings *fs, const char *msg)
 {
 	cJSON *it;

@@ -83,24 +83,6 @@ static int steps_with(const struct dg_trace *t, double (*f)(const struct dg_step
 	return c;
 }
 
-static struct dg_finding *find(struct dg_findings *fs, const char *family)
-{
-	for (size_t i = 0; i < fs->n; i++)
-		if (!strcmp(fs->f[i].family, family))
-			return &fs->f[i];
-	return NULL;
-}
-
-static void drop(struct dg_findings *fs, struct dg_finding *f)
-{
-	cJSON_Delete(f->evidence);
-	cJSON_Delete(f->steps);
-	cJSON_Delete(f->ranks);
-	size_t i = (size_t)(f - fs->f);
-	memmove(&fs->f[i], &fs->f[i + 1], sizeof(*fs->f) * (fs->n - i - 1));
-	fs->n--;
-}
-
 /* recompile: a few steps many times the median, each with one span holding
  * nested spans (the candidate timings) that fills the excess */
 static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
@@ -243,7 +225,7 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 			inside &= hit;
 		}
 		if (inside && cJSON_GetArraySize(g->steps) > 0)
-			drop(fs, g);
+			dg_drop(fs, g);
 		else
 			x++;
 	}
@@ -311,9 +293,9 @@ static void rule_optimizer(const struct dg_trace *t, struct dg_findings *fs)
 		dg_addn(f->evidence, "share_of_step", share);
 		dg_addn(f->evidence, "span_ms_per_step", ms / 1000);
 		/* the tiny ops are the optimizer's: no op storm unless enough remain outside it */
-		struct dg_finding *s = find(fs, "op_storm");
+		struct dg_finding *s = dg_find(fs, "op_storm");
 		if (s && med_i(rest, n) < STORM_TINY_B)
-			drop(fs, s);
+			dg_drop(fs, s);
 		break;
 	}
 	free(a);
@@ -348,7 +330,7 @@ static void rule_launch(const struct dg_trace *t, struct dg_findings *fs)
 	double ratio = t->launch_med_us / t->kern_med_us;
 	/* kernels shorter than their launches, bounding the step; or a launch
 	 * call many times its normal cost (a few us) costing a real share */
-	int shorter = ratio >= LAUNCH_RATIO && share >= LAUNCH_SHARE && !find(fs, "op_storm");
+	int shorter = ratio >= LAUNCH_RATIO && share >= LAUNCH_SHARE && !dg_find(fs, "op_storm");
 	int slow = t->launch_med_us >= LAUNCH_SLOW_US && share >= LAUNCH_SLOW_SHARE;
 	if (nl < 1 || (!shorter && !slow))
 		return;
@@ -447,7 +429,7 @@ static void rule_casts(const struct dg_trace *t, struct dg_findings *fs)
 	 * an op storm's scalar promotions are conversion ops too (slow enough to
 	 * count under a sanitizer or a loaded host): beside an op storm the cpu
 	 * count says nothing of casts */
-	if (!t->has_device && find(fs, "op_storm"))
+	if (!t->has_device && dg_find(fs, "op_storm"))
 		return;
 	double (*f)(const struct dg_step *) = t->has_device ? f_cast : f_conv;
 	int with = steps_with(t, f, CAST_MIN);
@@ -627,22 +609,18 @@ static void rule_pipeline(const struct dg_trace *t, struct dg_findings *fs)
 			k++;
 		}
 	idle = k ? idle / k : 0;
-	struct dg_finding *g;
-	while ((g = find(fs, "input_starvation")))
-		drop(fs, g);
-	while ((g = find(fs, "optimizer_dominance")))
-		drop(fs, g);
+	dg_drop_family(fs, "input_starvation");
+	dg_drop_family(fs, "optimizer_dominance");
 	/* it runs every op once per micro-batch: many small ops per step are the
 	 * schedule (m of them), not a storm */
-	while ((g = find(fs, "op_storm")))
-		drop(fs, g);
+	dg_drop_family(fs, "op_storm");
 	/* and its waits for a neighbour fall in whatever span is open (the loss
 	 * read in metrics), long in some steps, short in others: a near-period
 	 * there is the schedule's jitter; an exact period stays a finding */
 	for (size_t i = 0; i < fs->n;) {
 		const cJSON *pm = cJSON_GetObjectItemCaseSensitive(fs->f[i].evidence, "period_match");
 		if (!strcmp(fs->f[i].family, "periodic_host_stall") && cJSON_IsNumber(pm) && pm->valuedouble < 0.999)
-			drop(fs, &fs->f[i]);
+			dg_drop(fs, &fs->f[i]);
 		else
 			i++;
 	}

@@ -17,21 +17,6 @@
 
 #define MOE_TOKEN_RATIO 1.5 /* the busiest expert's rows over the median other expert's */
 
-static void drop_family(struct dg_findings *fs, const char *family)
-{
-	for (size_t i = 0; i < fs->n;) {
-		if (strcmp(fs->f[i].family, family) != 0) {
-			i++;
-			continue;
-		}
-		cJSON_Delete(fs->f[i].evidence);
-		cJSON_Delete(fs->f[i].steps);
-		cJSON_Delete(fs->f[i].ranks);
-		memmove(&fs->f[i], &fs->f[i + 1], sizeof(*fs->f) * (fs->n - i - 1));
-		fs->n--;
-	}
-}
-
 /* the median of v[i] over i != skip */
 static double median_others(const double *v, size_t n, size_t skip)
 {
@@ -56,7 +41,7 @@ void dg_rule_moe(const struct dg_trace *t, size_t n, struct dg_findings *fs)
 			return; /* not an expert-parallel layer on every rank */
 	static const char *const lookalikes[] = {"straggler", "unoverlapped_comm", "pipeline_bubble", "sync_stall"};
 	for (size_t k = 0; k < sizeof(lookalikes) / sizeof(lookalikes[0]); k++)
-		drop_family(fs, lookalikes[k]);
+		dg_drop_family(fs, lookalikes[k]);
 	double *rows = malloc(sizeof(double) * n), *comp = malloc(sizeof(double) * n), *comm = malloc(sizeof(double) * n);
 	if (!rows || !comp || !comm)
 		abort();
