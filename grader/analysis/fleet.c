@@ -19,12 +19,18 @@ static const char *const bad_names[NBAD] = {"field_count", "unterminated_quote",
 					    "start_before_submit"};
 #define FIRST_BAD 10
 
-/* Queue delays: one bin per second below a day (exact), then bins 0.1% wide. */
+/* Queue delays: one bin per second below a day (exact), then bins 0.1% wide.
+ * Two levels: a count per block of Q_BLOCK bins, always there, and the bins
+ * of a block allocated when a delay first lands in it, so an order statistic
+ * scans Q_NBLK block counts and one block, and memory follows the delays seen. */
 #define Q_EXACT 86400
 #define Q_LOG_STEP 1.001
 #define Q_LOG_BINS 12000
+#define Q_BLOCK 256
+#define Q_NBLK ((Q_EXACT + Q_LOG_BINS + Q_BLOCK - 1) / Q_BLOCK)
 struct qhist {
-	uint32_t *exact, *logb;
+	uint32_t blk[Q_NBLK];
+	uint32_t *bins[Q_NBLK];
 	uint64_t n;
 	double sum, max;
 };
@@ -66,34 +72,47 @@ struct pass {
 
 static void qhist_add(struct qhist *h, double s)
 {
-	if (!h->exact) {
-		h->exact = calloc(Q_EXACT, sizeof(uint32_t));
-		h->logb = calloc(Q_LOG_BINS, sizeof(uint32_t));
-		if (!h->exact || !h->logb)
-			abort();
-	}
+	long i;
 	if (s < Q_EXACT) {
-		h->exact[(long)s]++;
+		i = (long)s;
 	} else {
 		long b = (long)(log(s / Q_EXACT) / log(Q_LOG_STEP));
-		h->logb[b < Q_LOG_BINS ? b : Q_LOG_BINS - 1]++;
+		i = Q_EXACT + (b < Q_LOG_BINS ? b : Q_LOG_BINS - 1);
 	}
+	uint32_t **blk = &h->bins[i / Q_BLOCK];
+	if (!*blk && !(*blk = calloc(Q_BLOCK, sizeof(uint32_t))))
+		abort();
+	(*blk)[i % Q_BLOCK]++;
+	h->blk[i / Q_BLOCK]++;
 	h->n++;
 	h->sum += s;
 	if (s > h->max)
 		h->max = s;
 }
 
+static void qhist_release(struct qhist *h)
+{
+	for (long b = 0; b < Q_NBLK; b++)
+		free(h->bins[b]);
+}
+
 /* The k-th smallest delay (0-based). */
 static double qhist_order(const struct qhist *h, uint64_t k)
 {
 	uint64_t c = 0;
-	for (long i = 0; i < Q_EXACT; i++)
-		if ((c += h->exact[i]) > k)
-			return (double)i;
-	for (long i = 0; i < Q_LOG_BINS; i++)
-		if ((c += h->logb[i]) > k)
-			return fmin(h->max, Q_EXACT * pow(Q_LOG_STEP, (double)i + 0.5));
+	for (long b = 0; b < Q_NBLK; b++) {
+		if (c + h->blk[b] <= k) {
+			c += h->blk[b];
+			continue;
+		}
+		for (long j = 0; j < Q_BLOCK; j++) {
+			if ((c += h->bins[b][j]) > k) {
+				long i = b * Q_BLOCK + j;
+				return i < Q_EXACT ? (double)i
+						   : fmin(h->max, Q_EXACT * pow(Q_LOG_STEP, (double)(i - Q_EXACT) + 0.5));
+			}
+		}
+	}
 	return h->max;
 }
 
@@ -621,8 +640,7 @@ enum fl_status fl_fleet_analyze(const char *jobs_path, const struct fl_fleet_opt
 out:
 	fl_csv_close(c);
 	for (int b = 0; b < FL_FLEET_NBUCKETS; b++) {
-		free(p->q[b].exact);
-		free(p->q[b].logb);
+		qhist_release(&p->q[b]);
 	}
 	free(p->nf);
 	free(p);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CSV_BUF (1u << 20)
+#define CSV_BUF (64u << 10) /* grows while one record fills it */
 
 struct fl_csv {
 	FILE *fp;

@@ -1,7 +1,7 @@
 /* csv.h — a streaming reader for comma-separated files of any size (the
  * AcmeTrace job and XID logs).
  *
- * The file goes through one buffer (1 MiB, grown only when a single record is
+ * The file goes through one buffer (64 KiB, grown only when a single record is
  * larger); each record is handed out as an array of fields that stay valid
  * until the next call. RFC 4180 quoting is understood ("a,b" is one field, ""
  * inside quotes is a quote, a quoted field may hold newlines); a CR before the
