@@ -16,7 +16,9 @@
  *
  * A clock factor f > 1 emulates a throttled device: after each compute kernel
  * the worker pauses (f − 1) × its real duration, so the kernel lasts f times
- * longer without taking CPU from other ranks. The factor changes in the compute
+ * longer, sleeping all but the last EMU_SPIN_NS of the pause (which it spins,
+ * so tiny kernels stretch as exactly as long ones) and so taking little CPU
+ * from other ranks. The factor changes in the compute
  * stream's order (a kernel runs at the factor in force when it was launched), so
  * a factor set for one phase slows exactly that phase's kernels.
  *
@@ -48,6 +50,8 @@
 #include "runtime/comm.h"
 #include "runtime/device.h"
 
+/* The last stretch of a clock-factor pause is spun, the rest slept. */
+#define EMU_SPIN_NS 150000.0
 #define QCAP 4096
 #define N_STREAMS 2
 
@@ -235,9 +239,15 @@ static void *worker_main(void *arg)
 			t1 = fl_clock_ticks();
 			double real_ns = (double)fl_clock_delta_ns(t0, t1), extra = 0;
 			if (d->clock_factor > 1.0) {
+				/* sleep the bulk, spin the last stretch: a sleep
+				 * wakes tens of µs late, which would stretch a
+				 * 2 µs kernel many times over whatever the factor */
 				extra = real_ns * (d->clock_factor - 1.0);
-				fl_sleep_ms(extra / 1e6);
-				t1 = fl_clock_ticks();
+				if (extra > EMU_SPIN_NS)
+					fl_sleep_ms((extra - EMU_SPIN_NS / 2) / 1e6);
+				do
+					t1 = fl_clock_ticks();
+				while ((double)fl_clock_delta_ns(t0, t1) - real_ns < extra);
 				extra = (double)fl_clock_delta_ns(t0, t1) - real_ns;
 			}
 			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, 0);
