@@ -58,7 +58,7 @@ struct dg_step {
 	int n_launch;             /* kernel launches on the step's thread */
 	double launch_us;         /* time in them */
 	int n_alloc;              /* cudaMalloc/cudaFree calls, or allocation ops of 200 us or more */
-	double alloc_us;          /* time in them */
+	double alloc_us;          /* time in them (nested calls counted once) */
 	int n_h2d_block;          /* blocking cudaMemcpy with a host-to-device copy under it */
 	double h2d_block_us, h2d_first_pos; /* time in them; first one's start, share of the step */
 	double launch_first_pos;  /* the step's first launch, share of the step (1 when none) */
@@ -159,6 +159,10 @@ void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs);
 double dg_ramp(double x, double lo, double hi);
 void dg_addn(cJSON *o, const char *k, double v);
 double dg_step_p50(const struct dg_trace *t);
+/* Step k's time less its longest span wait and its allocator time (what
+ * another fault holds it in), so one fault's stall does not hide another's
+ * share of the step. */
+double dg_step_less_waits(const struct dg_trace *t, int k);
 
 /* expert_imbalance (diagnose_rules_moe.c), over every rank; it drops the
  * findings its lookalikes make on an expert-parallel layer. */

@@ -497,7 +497,7 @@ static void build(struct dg_trace *t)
 		size_t j = i;
 		while (j < m1 && t->ev[j].ts < hi)
 			j++;
-		double top_end = -INFINITY, cov_end = -INFINITY;
+		double top_end = -INFINITY, cov_end = -INFINITY, alloc_end = -INFINITY;
 		double last_launch = -INFINITY;
 		for (size_t q = i; q < j; q++)
 			if (t->ev[q].kind == DG_RT && (t->ev[q].rtf & DG_RT_LAUNCH))
@@ -547,8 +547,13 @@ static void build(struct dg_trace *t)
 			}
 			if ((e->kind == DG_RT && (e->rtf & DG_RT_ALLOC)) ||
 			    (e->kind == DG_OP && (e->rtf & DG_OP_ALLOC) && e->end - e->ts >= ALLOC_OP_US)) {
+				/* the time once: an allocation op with its cudaMalloc under it */
 				s->n_alloc++;
-				s->alloc_us += e->end - e->ts;
+				double from = e->ts > alloc_end ? e->ts : alloc_end;
+				if (e->end > from) {
+					s->alloc_us += e->end - from;
+					alloc_end = e->end;
+				}
 			}
 			/* a blocking copy with a host-to-device copy under it: the
 			 * host waits for the queue and the copy, a feed, not a read */

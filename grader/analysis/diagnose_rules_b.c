@@ -212,10 +212,15 @@ static void rule_recompile(const struct dg_trace *t, struct dg_findings *fs)
 	cJSON_AddNumberToObject(f->evidence, "steps", n);
 	dg_addn(f->evidence, "step_p50_ms", p50 / 1000);
 	/* a periodic finding in the compile steps only is the compile's nested
-	 * timings, not a pause of its own */
+	 * timings, not a pause of its own; unless it waits longer than the
+	 * compile span lasts (then it cannot lie inside it: a collector pausing
+	 * in the same steps) */
 	for (size_t x = 0; x < fs->n;) {
 		struct dg_finding *g = &fs->f[x];
 		int inside = (!strcmp(g->family, "gc_pause") || !strcmp(g->family, "periodic_host_stall")) && g->steps;
+		const cJSON *gx = cJSON_GetObjectItem(g->evidence, "excess_ms_mean");
+		if (inside && cJSON_IsNumber(gx) && nl > 0 && gx->valuedouble > span_ms / nl)
+			inside = 0;
 		cJSON *it;
 		cJSON_ArrayForEach(it, g->steps)
 		{
@@ -305,6 +310,23 @@ static void rule_optimizer(const struct dg_trace *t, struct dg_findings *fs)
 	free(rest);
 }
 
+/* Step k's time less what another fault holds it in: its longest span wait
+ * (a stall, a starving loader) and its allocator time. The two can overlap
+ * (an allocator call outside any op is a wait under its span too): when they
+ * add up to more than the step, the larger of them only. */
+double dg_step_less_waits(const struct dg_trace *t, int k)
+{
+	const struct dg_step *st = &t->steps[k];
+	double w = 0;
+	for (int q = 0; q < t->n_spans; q++)
+		if (t->spans[q].gap[k] > w)
+			w = t->spans[q].gap[k];
+	double d = st->dur - w - st->alloc_us;
+	if (d <= 0)
+		d = st->dur - fmax(w, st->alloc_us);
+	return d > 0 ? d : st->dur;
+}
+
 /* launch_bound: kernels shorter than their launches, the step spent in launch
  * calls, with the op count normal (no op storm) */
 static void rule_launch(const struct dg_trace *t, struct dg_findings *fs)
@@ -312,17 +334,14 @@ static void rule_launch(const struct dg_trace *t, struct dg_findings *fs)
 	int n = t->n_steps;
 	if (!t->has_device || n < 1 || t->kern_med_us <= 0)
 		return;
-	/* the share of the step less its longest span wait (a stall or a
-	 * starving loader elsewhere must not hide the launches) */
+	/* the share of the step less its longest span wait and its allocator
+	 * time (a stall, a starving loader or an allocation storm elsewhere must
+	 * not hide the launches) */
 	double *sh = malloc(sizeof(double) * (size_t)n);
 	if (!sh)
 		abort();
 	for (int k = 0; k < n; k++) {
-		double w = 0;
-		for (int q = 0; q < t->n_spans; q++)
-			if (t->spans[q].gap[k] > w)
-				w = t->spans[q].gap[k];
-		double d = t->steps[k].dur - w;
+		double d = dg_step_less_waits(t, k);
 		sh[k] = d > 0 ? t->steps[k].launch_us / d : 0;
 	}
 	double share = dg_median(sh, n), nl = med_step(t, f_launch_n);
@@ -490,32 +509,44 @@ static void trend(const double *v, int n, double *ratio, double *tau)
 }
 
 /* dvfs_throttle: the same ops, steadily slower: compute per step (device
- * kernels, else outermost ops) trending up over the run */
+ * kernels, else outermost ops less allocation ops) trending up over the run,
+ * over the steps that run the same ops (another fault's extra ops in a few
+ * steps, a recompile's or a storm's, leave those steps out) */
 static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 {
-	int n = t->n_steps;
-	if (n < 4)
+	int all = t->n_steps;
+	if (all < 4)
 		return;
-	double *v = malloc(sizeof(double) * (size_t)n), *sd = malloc(sizeof(double) * (size_t)n);
+	double *v = malloc(sizeof(double) * (size_t)all), *sd = malloc(sizeof(double) * (size_t)all);
 	if (!v || !sd)
 		abort();
-	int mn = -1, mx = -1;
+	for (int k = 0; k < all; k++)
+		v[k] = t->steps[k].n_ops;
+	double med_ops = dg_median(v, all);
+	int n = 0, mn = -1, mx = -1;
 	double dur = 0, comp = 0;
-	for (int k = 0; k < n; k++) {
-		v[k] = t->has_device ? t->steps[k].comp_us : t->steps[k].top_us;
-		/* the step less its longest span wait: a sleeping loader or a stall
-		 * must not hide the drift */
-		double w = 0;
-		for (int q = 0; q < t->n_spans; q++)
-			if (t->spans[q].gap[k] > w)
-				w = t->spans[q].gap[k];
-		sd[k] = t->steps[k].dur - w > 0 ? t->steps[k].dur - w : t->steps[k].dur;
-		dur += sd[k];
-		comp += v[k];
-		if (mn < 0 || t->steps[k].n_ops < mn)
-			mn = t->steps[k].n_ops;
-		if (t->steps[k].n_ops > mx)
-			mx = t->steps[k].n_ops;
+	for (int k = 0; k < all; k++) {
+		const struct dg_step *st = &t->steps[k];
+		if (med_ops > 0 && (st->n_ops > DVFS_OPS * med_ops || st->n_ops * DVFS_OPS < med_ops))
+			continue;
+		/* an allocation op's time is the allocator's, not the clock's */
+		double top = st->top_us - st->alloc_us > 0 ? st->top_us - st->alloc_us : st->top_us;
+		v[n] = t->has_device ? st->comp_us : top;
+		/* a sleeping loader, a stall or an allocation storm must not
+		 * hide the drift */
+		sd[n] = dg_step_less_waits(t, k);
+		dur += sd[n];
+		comp += v[n];
+		if (mn < 0 || st->n_ops < mn)
+			mn = st->n_ops;
+		if (st->n_ops > mx)
+			mx = st->n_ops;
+		n++;
+	}
+	if (n < 4 || 3 * n < 2 * all) {
+		free(v);
+		free(sd);
+		return;
 	}
 	double ratio, tau, sratio, stau;
 	trend(v, n, &ratio, &tau);
@@ -530,8 +561,7 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	free(v);
 	free(sd);
 	double cshare = dur > 0 ? comp / dur : 0;
-	if (!isfinite(ratio) || ratio < DVFS_RATIO || tau < DVFS_TAU || (mn > 0 && mx > DVFS_OPS * mn) ||
-	    sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE || rise1 < DVFS_THIRDS || rise2 < DVFS_THIRDS)
+	if (!isfinite(ratio) || ratio < DVFS_RATIO || tau < DVFS_TAU || sratio < DVFS_STEP_RATIO || cshare < DVFS_COMP_SHARE || rise1 < DVFS_THIRDS || rise2 < DVFS_THIRDS)
 		return;
 	struct dg_finding *f = dg_add(fs, "dvfs_throttle", "power_thermal", dg_ramp(ratio, DVFS_RATIO, 2.5));
 	f->lost_us = m2 > m1 ? m2 - m1 : 0; /* the median step's compute over the first third's */
@@ -555,6 +585,8 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 	dg_addn(f->evidence, "compute_share_of_steps", cshare);
 	cJSON_AddNumberToObject(f->evidence, "ops_min", mn);
 	cJSON_AddNumberToObject(f->evidence, "ops_max", mx);
+	cJSON_AddNumberToObject(f->evidence, "steps_compared", n);
+	cJSON_AddNumberToObject(f->evidence, "steps", all);
 }
 
 /* pipeline_bubble: a pipeline stage — point-to-point transfers (NCCL's

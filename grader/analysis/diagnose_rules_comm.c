@@ -27,7 +27,7 @@
 
 #define COMM_LINK_SHARE 0.15 /* delivered bandwidth over the link's, at least (a healthy run: ~1%) */
 #define COMM_STEP_SHARE 0.20 /* the transfer's share of the step, at least (score 0.5 -> 1 up to 0.6) */
-#define COMM_SPREAD 0.35     /* per-rank compute and comm: (max - min) / max at most (a straggler: 0.43+) */
+#define COMM_SPREAD 0.35     /* per-rank median-step compute and comm: (max - min) / max at most (a straggler: 0.43+) */
 
 static double spread(const double *v, size_t n)
 {
@@ -68,14 +68,23 @@ void dg_rule_comm(const struct dg_trace *t, size_t n, struct dg_findings *fs)
 	double *comp = calloc(n, sizeof(double)), *comm = calloc(n, sizeof(double));
 	if (!comp || !comm)
 		abort();
-	double step_sum = 0;
-	for (int k = 0; k < steps; k++) {
-		for (size_t r = 0; r < n; r++) {
-			comp[r] += t[r].steps[k].comp_us;
-			comm[r] += t[r].steps[k].comm_us;
-		}
-		step_sum += t[0].steps[k].dur;
+	/* per rank, its median step's compute and comm: a stall in some steps
+	 * of one rank (a collector, a loader) makes the others wait in those
+	 * steps' collectives only, a straggler in every step */
+	double step_sum = 0, *col = malloc(sizeof(double) * (size_t)steps);
+	if (!col)
+		abort();
+	for (size_t r = 0; r < n; r++) {
+		for (int k = 0; k < steps; k++)
+			col[k] = t[r].steps[k].comp_us;
+		comp[r] = dg_median(col, steps);
+		for (int k = 0; k < steps; k++)
+			col[k] = t[r].steps[k].comm_us;
+		comm[r] = dg_median(col, steps);
 	}
+	free(col);
+	for (int k = 0; k < steps; k++)
+		step_sum += dg_step_less_waits(&t[0], k); /* a stall elsewhere must not hide the transfer */
 	/* the k-th collective is the same one on every rank (they run in order):
 	 * its least length over the ranks is its transfer; summed, per step (step
 	 * by step would split a collective that ends in the next step's window on
