@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 void fl_machine_sample(struct fl_machine_sample *s)
@@ -57,4 +59,48 @@ void fl_machine_load_between(const struct fl_machine_sample *a, const struct fl_
 int fl_machine_load_busy(const struct fl_machine_load *l)
 {
 	return l->have_stat && l->steal_share > 0.05;
+}
+
+/* Per-CPU busy and total ticks from /proc/stat's "cpuN" lines. */
+static int read_cpus(unsigned long long *busy, unsigned long long *all, int ncpu)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return -1;
+	for (int c = 0; c < ncpu; c++)
+		all[c] = busy[c] = 0;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		int c;
+		unsigned long long v[8] = {0};
+		/* cpuN user nice system idle iowait irq softirq steal */
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &c, &v[0], &v[1], &v[2], &v[3], &v[4],
+			   &v[5], &v[6], &v[7]) < 5 || c < 0 || c >= ncpu)
+			continue;
+		for (int k = 0; k < 8; k++)
+			all[c] += v[k];
+		busy[c] = all[c] - v[1] - v[3] - v[4]; /* nice'd work yields to ours: not busy */
+	}
+	fclose(f);
+	return 0;
+}
+
+int fl_cpu_busy(double window_ms, double *busy, int ncpu)
+{
+	if (ncpu <= 0)
+		return -1;
+	unsigned long long *b0 = calloc((size_t)ncpu * 4, sizeof(*b0));
+	if (!b0)
+		return -1;
+	unsigned long long *a0 = b0 + ncpu, *b1 = a0 + ncpu, *a1 = b1 + ncpu;
+	int rc = read_cpus(b0, a0, ncpu);
+	if (rc == 0) {
+		struct timespec ts = {(time_t)(window_ms / 1000), (long)((window_ms - 1000 * (double)(long)(window_ms / 1000)) * 1e6)};
+		nanosleep(&ts, NULL);
+		rc = read_cpus(b1, a1, ncpu);
+	}
+	for (int c = 0; rc == 0 && c < ncpu; c++)
+		busy[c] = a1[c] > a0[c] ? (double)(b1[c] - b0[c]) / (double)(a1[c] - a0[c]) : -1;
+	free(b0);
+	return rc;
 }

@@ -37,4 +37,11 @@ void fl_machine_load_between(const struct fl_machine_sample *a, const struct fl_
  * load average is recorded, not judged: faultline's own ranks raise it). */
 int fl_machine_load_busy(const struct fl_machine_load *l);
 
+/* How busy each CPU is, over a window of window_ms that this call sleeps
+ * through: busy[c] (0..1) is the share of CPU c's time that went to work at
+ * normal priority or above (user, system, interrupts, steal) rather than to
+ * idle, I/O wait or nice'd processes (which yield the core), -1 for a CPU
+ * /proc/stat does not list; ncpu entries. Returns 0, or -1 without /proc/stat. */
+int fl_cpu_busy(double window_ms, double *busy, int ncpu);
+
 #endif

@@ -869,6 +869,14 @@ static enum fl_status run_steps(struct run *x)
 			"faultline: %s: the hypervisor took %.1f%% of the CPU time while the window was recorded (steal): "
 			"its timings may be stretched; the truth's environment.machine_load says so\n",
 			sc->name, 100 * x->load.steal_share);
+	int pin_core, pin_left;
+	fl_comm_pinning(&pin_core, &pin_left);
+	if (!x->o->quiet && x->r->rank == 0 && pin_left > 0)
+		fprintf(stderr,
+			"faultline: %s: %d core%s busy with other processes when the run started: the ranks share the "
+			"quiet ones, so steps are longer, ranks stay alike and stages run less in parallel; the truth's "
+			"environment.pinning says so\n",
+			sc->name, pin_left, pin_left > 1 ? "s were" : " was");
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
 	return FL_OK;
@@ -939,6 +947,7 @@ static enum fl_status run_write(struct run *x)
 			.watchdog_s = r->world_size > 1 ? h->wd_seconds : 0,
 			.machine_load = &x->load,
 		};
+		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
 		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
 		for (size_t k = 0; k < n; k++)
 			cJSON_Delete(reports[k]);

@@ -300,6 +300,14 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(ml, "involuntary_switches", (double)l->involuntary_switches);
 		cJSON_AddBoolToObject(ml, "stolen", fl_machine_load_busy(l));
 	}
+	if (in->pin_core >= 0) {
+		cJSON *pin = cJSON_AddObjectToObject(env, "pinning");
+		cJSON_AddStringToObject(pin, "rule", "each rank on one core, round robin over its node's cores; a core "
+					"over half busy with other processes at the start is left out while a quieter "
+					"one remains");
+		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
+		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
+	}
 	if (strcmp(in->sc->workload.kind, "moe") == 0)
 		add_moe(env, in, reports, n_reports);
 

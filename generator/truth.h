@@ -36,6 +36,7 @@ struct fl_truth_input {
 	double last_loss;
 	unsigned watchdog_s;
 	const struct fl_machine_load *machine_load; /* may be NULL */
+	int pin_core, pin_busy_left_out;            /* rank 0's fl_comm_pinning (core -1: not pinned) */
 };
 
 /* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */

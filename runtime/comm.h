@@ -24,6 +24,9 @@ enum fl_status fl_comm_init(void);
 enum fl_status fl_comm_init_flags(int flags);
 int fl_comm_rank(void);
 int fl_comm_size(void);
+/* Where fl_comm_init pinned this rank: *core (-1 when not pinned), and how
+ * many of the node's cores it left out as busy with other processes. */
+void fl_comm_pinning(int *core, int *busy_left_out);
 /* Sum n floats across ranks in place. */
 enum fl_status fl_comm_allreduce_sum(float *buf, size_t n);
 enum fl_status fl_comm_barrier(void);
@@ -65,6 +68,11 @@ static inline enum fl_status fl_comm_init_flags(int flags)
 }
 static inline int fl_comm_rank(void) { return 0; }
 static inline int fl_comm_size(void) { return 1; }
+static inline void fl_comm_pinning(int *core, int *busy_left_out)
+{
+	*core = -1;
+	*busy_left_out = 0;
+}
 static inline enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
 {
 	(void)buf;

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE /* sched_setaffinity, CPU_* */
 #include "runtime/comm.h"
 
+#include "capture/machine_load.h"
+
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/mman.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 
 static int inited, rank, size = 1;
+static int pinned_core = -1, pinned_avoided;
 static volatile unsigned long *board;
 static size_t board_bytes;
 
@@ -65,6 +68,65 @@ static enum fl_status mpi_err(int rc, const char *what)
 
 enum fl_status fl_comm_init(void) { return fl_comm_init_flags(0); }
 
+/* A core that other processes keep over half busy while faultline's ranks
+ * sleep is left out of the round robin, when a quieter one remains. */
+#define PIN_BUSY_SHARE 0.5
+#define PIN_WINDOW_MS 100
+
+/* Pin each rank (and the threads it starts) to one core, round robin over the
+ * cores of its node: every rank then shares its core with the same number of
+ * threads, so ranks run at the same pace and differ only by the faults
+ * injected into them. A core another process keeps busy (a build, a busy loop,
+ * a noisy neighbour) would slow only the ranks placed on it and pose as a
+ * straggler, so the node's first rank measures each core's use over
+ * PIN_WINDOW_MS while all the node's ranks sleep, and the busy ones are left
+ * out: two ranks then share the quiet core evenly instead of one running at
+ * half speed beside the busy loop. */
+static void pin_rank(void)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+		return;
+	MPI_Comm node;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+		return;
+	int lrank = 0;
+	MPI_Comm_rank(node, &lrank);
+	int use[CPU_SETSIZE], nuse = 0, nall = 0, all[CPU_SETSIZE];
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			all[nall++] = c;
+	/* the barrier's last arrival releases everyone within a moment: the
+	 * measuring rank waits a little more before its window opens */
+	MPI_Barrier(node);
+	struct timespec settle = {0, 10 * 1000000L}, rest = {0, (PIN_WINDOW_MS + 40) * 1000000L};
+	if (lrank == 0) {
+		static double busy[CPU_SETSIZE];
+		nanosleep(&settle, NULL);
+		if (fl_cpu_busy(PIN_WINDOW_MS, busy, CPU_SETSIZE) == 0)
+			for (int i = 0; i < nall; i++)
+				if (busy[all[i]] >= 0 && busy[all[i]] < PIN_BUSY_SHARE)
+					use[nuse++] = all[i];
+		if (nuse == 0)
+			for (int i = 0; i < nall; i++)
+				use[nuse++] = all[i];
+	} else {
+		nanosleep(&rest, NULL);
+	}
+	MPI_Bcast(&nuse, 1, MPI_INT, 0, node);
+	if (nuse > 0 && nuse <= CPU_SETSIZE)
+		MPI_Bcast(use, nuse, MPI_INT, 0, node);
+	MPI_Comm_free(&node);
+	if (nuse <= 0 || nuse > CPU_SETSIZE)
+		return;
+	pinned_core = use[lrank % nuse];
+	pinned_avoided = nall - nuse;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(pinned_core, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 enum fl_status fl_comm_init_flags(int flags)
 {
 	if (inited || !fl_comm_launched())
@@ -81,31 +143,19 @@ enum fl_status fl_comm_init_flags(int flags)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	inited = 1;
-	/* Pin each rank (and the threads it starts) to one core, round robin: every
-	 * rank then shares its core with the same number of threads, so ranks run
-	 * at the same pace and differ only by the faults injected into them. */
-	cpu_set_t allowed;
-	if (!(flags & FL_COMM_NO_PIN) && sched_getaffinity(0, sizeof(allowed), &allowed) == 0 &&
-	    CPU_COUNT(&allowed) > 1 && !getenv("FL_NO_PIN")) {
-		int want = rank % CPU_COUNT(&allowed), seen = 0;
-		for (int c = 0; c < CPU_SETSIZE; c++) {
-			if (!CPU_ISSET(c, &allowed))
-				continue;
-			if (seen++ == want) {
-				cpu_set_t one;
-				CPU_ZERO(&one);
-				CPU_SET(c, &one);
-				sched_setaffinity(0, sizeof(one), &one);
-				break;
-			}
-		}
-	}
+	if (!(flags & FL_COMM_NO_PIN) && !getenv("FL_NO_PIN"))
+		pin_rank();
 	board_open();
 	return FL_OK;
 }
 
 int fl_comm_rank(void) { return rank; }
 int fl_comm_size(void) { return size; }
+void fl_comm_pinning(int *core, int *busy_left_out)
+{
+	*core = pinned_core;
+	*busy_left_out = pinned_avoided;
+}
 
 /* Poll a request to completion, sleeping between tests instead of spinning.
  * MPI moves a large message only while it is being tested (each MPI_Test
