@@ -2,7 +2,8 @@
  * on small hand-made Kineto traces: each family from its signature alone,
  * healthy steps as healthy, the lookalike pairs told apart (checkpoint vs
  * gc, blocking copy vs sync, optimizer vs op storm, compile vs stall), and
- * what a trace lacks said under limits. */
+ * what a trace lacks said under limits; and two faults in one trace, each
+ * found beside the other. */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -458,6 +459,72 @@ START_TEST(alloc_casts_dvfs)
 }
 END_TEST
 
+/* Two faults in one trace: one fault's time must not hide the other. */
+
+/* a clock ramp beside a recompile's extra ops in two steps: the steps with
+ * the median op count still show the drift */
+START_TEST(dvfs_beside_extra_ops)
+{
+	struct tr t;
+	tr_open(&t, 0);
+	double ts = 1000;
+	for (int s = 2; s < 10; s++) {
+		struct dopt q = {.kern_us = 400, .scale = 1 + 2.0 * (s - 2) / 7, .opt_ops = s == 4 || s == 7 ? 30 : 0};
+		ts = dstep(&t, s, ts, &q, NULL, 0, 0);
+	}
+	tr_close(&t);
+	cJSON *d = diagnose(&t, 1);
+	ck_assert_msg(fl_diagnose_has(d, "dvfs_throttle"), "dvfs_throttle not found beside extra ops");
+	const cJSON *f = finding(d, 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(f, "family")->valuestring, "dvfs_throttle");
+	ck_assert_int_eq((int)evn(f, "steps_compared"), 6);
+	cJSON_Delete(d);
+}
+END_TEST
+
+/* short kernels behind long launches, in steps that also allocate for 2.4 ms:
+ * the launches' share is of the step less its allocator time */
+START_TEST(launch_beside_allocs)
+{
+	char b[64];
+	struct dopt o = {.launch_us = 15, .kern_us = 3, .fw_ops = 12, .allocs = 4};
+	top_of(&o, 8, NULL, 0, 0, 0, 0, b, sizeof b);
+	ck_assert_msg(strstr(found, "launch_bound") && strstr(found, "alloc_stall"), "found: %s", found);
+}
+END_TEST
+
+/* a collector pausing 60 ms in the compile steps themselves: longer than the
+ * compile span, so not the compile's own timings */
+START_TEST(gc_in_compile_steps)
+{
+	struct tr t;
+	tr_open(&t, 0);
+	double ts = 1000;
+	struct dopt o = {0};
+	for (int s = 2; s < 10; s++) {
+		int on = s == 3 || s == 7;
+		double t0 = ts, pre = 0;
+		if (on) {
+			ev(&t, "user_annotation", "compile_graph", ts + 1, 6000, 100, NULL);
+			for (int c = 0; c < 6; c++)
+				ev(&t, "user_annotation", "benchmark_kernel", ts + 2 + 1000 * c, 990, 100, NULL);
+			ev(&t, "cpu_op", "fl::mm", ts + 3, 900, 100, NULL);
+			ev(&t, "user_annotation", "mystery", ts + 6003, 60000 + 4000 * s, 100, NULL);
+			pre = 66003 + 4000 * s;
+		}
+		ts = dstep(&t, s, ts + pre, &o, NULL, 0, 0);
+		if (on)
+			ev(&t, "user_annotation", s == 3 ? "ProfilerStep#3" : "ProfilerStep#7", t0, ts - t0 - 1, 100, NULL);
+	}
+	tr_close(&t);
+	cJSON *d = diagnose(&t, 1);
+	ck_assert(fl_diagnose_has(d, "recompile"));
+	ck_assert_msg(fl_diagnose_has(d, "gc_pause") || fl_diagnose_has(d, "periodic_host_stall"),
+		      "the pause in the compile steps was dropped");
+	cJSON_Delete(d);
+}
+END_TEST
+
 START_TEST(limits_without_steps)
 {
 	struct tr t;
@@ -497,6 +564,9 @@ int main(void)
 	tcase_add_test(tc, recompile_step);
 	tcase_add_test(tc, alloc_casts_dvfs);
 	tcase_add_test(tc, unexplained_against_baseline);
+	tcase_add_test(tc, dvfs_beside_extra_ops);
+	tcase_add_test(tc, launch_beside_allocs);
+	tcase_add_test(tc, gc_in_compile_steps);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
