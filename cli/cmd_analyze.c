@@ -59,7 +59,7 @@ const struct fl_opt fl_analyze_opts[] = {
 	{.name = "--diff"},
 	{.name = "--top", .kind = FL_OPT_INT, .min = 1, .max = 1000},
 	{.name = "--jobs", .kind = FL_OPT_INT, .min = 1, .max = 64},
-	{NULL},
+	{.name = NULL},
 };
 
 static void add_json(const cJSON *j, struct strbuf *out)

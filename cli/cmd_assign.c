@@ -66,7 +66,7 @@ const struct fl_opt fl_assign_opts[] = {
 	{.name = "--steps", .kind = FL_OPT_INT, .min = 1, .max = 1000000},
 	{.name = "--backend", .kind = FL_OPT_TEXT, .expects = "cpu, emu, cuda or auto"},
 	{.name = "--ranks", .kind = FL_OPT_INT, .min = 1, .max = 1024},
-	{NULL},
+	{.name = NULL},
 };
 
 #define SEED_MSG "seed\n"  /* HMAC messages: a learner id holds no line break, */

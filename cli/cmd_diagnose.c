@@ -29,7 +29,7 @@ const char fl_diagnose_usage[] =
 const struct fl_opt fl_diagnose_opts[] = {
 	{.name = "--json"},
 	{.name = "--baseline", .kind = FL_OPT_TEXT, .expects = "a trace file", .flags = FL_OPT_NONEMPTY},
-	{NULL},
+	{.name = NULL},
 };
 
 enum fl_status fl_cmd_diagnose(int argc, char **argv)

@@ -13,7 +13,7 @@ const char fl_faults_usage[] =
 	"parameter with its default and allowed range.\n";
 
 const struct fl_opt fl_faults_opts[] = {
-	{NULL},
+	{.name = NULL},
 };
 
 enum fl_status fl_cmd_faults(int argc, char **argv)

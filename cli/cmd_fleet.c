@@ -52,7 +52,7 @@ const char fl_fleet_usage[] =
 	"Exit: 0 ok; 2 usage, unreadable input, or a bad row with --strict.\n";
 
 const struct fl_opt fl_fleet_opts[] = {
-	{NULL},
+	{.name = NULL},
 };
 
 static const struct fl_opt analyze_opts[] = {
@@ -64,7 +64,7 @@ static const struct fl_opt analyze_opts[] = {
 	{.name = "--job-gpus", .kind = FL_OPT_INT, .min = 1, .max = 1000000},
 	{.name = "--xid-window", .kind = FL_OPT_NUMBER, .expects = "seconds", .min = 0, .max = 1e7},
 	{.name = "--strict"},
-	{NULL},
+	{.name = NULL},
 };
 
 static const struct fl_opt generate_opts[] = {
@@ -72,7 +72,7 @@ static const struct fl_opt generate_opts[] = {
 	{.name = "--seed", .kind = FL_OPT_INT, .min = 0, .max = 9007199254740991.0},
 	{.name = "--vary"},
 	{.name = "--json"},
-	{NULL},
+	{.name = NULL},
 };
 
 static const struct fl_command sub_analyze = {
@@ -163,7 +163,7 @@ out:
 }
 
 static const struct fl_opt faults_opts[] = {
-	{NULL},
+	{.name = NULL},
 };
 static const struct fl_command sub_faults = {
 	"fleet faults", NULL, fl_fleet_usage, {.opts = faults_opts, .max_args = 0}, NULL};

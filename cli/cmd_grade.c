@@ -88,7 +88,7 @@ const struct fl_opt fl_grade_opts[] = {
 	{.name = "--reveal"},
 	{.name = "--strict"},
 	{.name = "--exit-zero"},
-	{NULL},
+	{.name = NULL},
 };
 #undef VALUE
 

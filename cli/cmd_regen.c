@@ -30,7 +30,7 @@ const char fl_regen_usage[] =
 
 const struct fl_opt fl_regen_opts[] = {
 	{.name = "--out", .alias = "-o", .kind = FL_OPT_TEXT, .expects = "a directory"},
-	{NULL},
+	{.name = NULL},
 };
 
 static const char *const r7_r9[] = {"r7-healthy.json", "r7-starved.json", "r8-opstorm.json", "r9-hoststall.json", NULL};

@@ -39,7 +39,7 @@ const struct fl_opt fl_run_opts[] = {
 	{.name = "--ranks", .kind = FL_OPT_INT, .min = 1, .max = 1024},
 	{.name = "--check"},
 	{.name = "--blind"},
-	{NULL},
+	{.name = NULL},
 };
 
 void fl_print_run_result(const struct fl_scenario *sc, const struct fl_run_result *r)

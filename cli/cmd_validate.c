@@ -16,7 +16,7 @@ const char fl_validate_usage[] =
 	"Exit: 0 all valid; 1 a trace is invalid; 2 a trace cannot be read.\n";
 
 const struct fl_opt fl_validate_opts[] = {
-	{NULL},
+	{.name = NULL},
 };
 
 enum fl_status fl_cmd_validate(int argc, char **argv)

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,19 @@ char *fl_xstrdup(const char *s)
 	if (!r)
 		abort();
 	return r;
+}
+
+void *fl_grow_one(void *p, size_t n, size_t size)
+{
+	if (n & (n - 1)) /* not a power of two: room left */
+		return p;
+	size_t cap = n ? 2 * n : 1;
+	if (cap > SIZE_MAX / size)
+		abort();
+	void *q = realloc(p, cap * size);
+	if (!q)
+		abort();
+	return q;
 }
 
 const char *fl_base_name(const char *path)

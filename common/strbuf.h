@@ -23,6 +23,11 @@ void strbuf_add_json_strn(struct strbuf *sb, const char *s, size_t n);
 void strbuf_reset(struct strbuf *sb);
 /* strdup that aborts on out-of-memory; NULL reads as "". */
 char *fl_xstrdup(const char *s);
+/* Room for element n of an array of n elements of `size` bytes that grows
+ * one at a time: the array's capacity is n rounded up to a power of two, so it
+ * is reallocated (doubled) only when n is 0 or a power of two — amortised
+ * O(1) per element, never a copy per element. Aborts on out-of-memory. */
+void *fl_grow_one(void *p, size_t n, size_t size);
 /* The part of a path after its last '/' (a pointer into path). */
 const char *fl_base_name(const char *path);
 void strbuf_release(struct strbuf *sb);

@@ -21,10 +21,7 @@
 static void row_push(struct fl_csv_row *r, struct strbuf *f)
 {
 	if (r->n < CSV_MAX_FIELDS) {
-		char **nf = realloc(r->f, (r->n + 1) * sizeof(char *));
-		if (!nf)
-			abort();
-		r->f = nf;
+		r->f = fl_grow_one(r->f, r->n, sizeof(char *));
 		r->f[r->n++] = fl_xstrdup(f->buf ? f->buf : "");
 	} else if (!r->error) {
 		r->error = fl_xstrdup("more than 256 fields");
@@ -47,10 +44,7 @@ static void csv_add_row(struct fl_csv *c, struct fl_csv_row *r)
 			free(r->f[i]);
 		free(r->f);
 	} else {
-		struct fl_csv_row *nr = realloc(c->rows, (c->n + 1) * sizeof(*nr));
-		if (!nr)
-			abort();
-		c->rows = nr;
+		c->rows = fl_grow_one(c->rows, c->n, sizeof(*c->rows));
 		c->rows[c->n++] = *r;
 	}
 	memset(r, 0, sizeof(*r));
@@ -283,10 +277,7 @@ static void add_bad(struct fl_roster *r, const char *file, size_t line, const ch
 		snprintf(msg, sizeof(msg), "roster '%s' line %zu: %s", file, line, why);
 	else
 		snprintf(msg, sizeof(msg), "'%s': %s", file, why);
-	char **nb = realloc(r->bad, (r->n_bad + 1) * sizeof(char *));
-	if (!nb)
-		abort();
-	r->bad = nb;
+	r->bad = fl_grow_one(r->bad, r->n_bad, sizeof(char *));
 	r->bad[r->n_bad++] = fl_xstrdup(msg);
 }
 
@@ -343,10 +334,7 @@ static int column_of(const char *name)
 
 static void add_row(struct fl_roster *r, const char *learner, char *answer, char *truth, char *traces, size_t line)
 {
-	struct fl_roster_row *nr = realloc(r->rows, (r->n + 1) * sizeof(*nr));
-	if (!nr)
-		abort();
-	r->rows = nr;
+	r->rows = fl_grow_one(r->rows, r->n, sizeof(*r->rows));
 	r->rows[r->n++] = (struct fl_roster_row){.learner = fl_xstrdup(learner), .answer = answer, .truth = truth,
 						 .traces = traces, .line = line};
 }

@@ -8,7 +8,7 @@
 #ifndef FL_FUZZ_COMMON_H
 #define FL_FUZZ_COMMON_H
 
-#define _GNU_SOURCE
+/* _GNU_SOURCE (memfd_create) comes from the build: it must precede every system header */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -128,6 +128,25 @@ END_TEST
 
 /* ---- sha256 ---- */
 
+/* an array grown one element at a time keeps every element; it is
+ * reallocated only at powers of two */
+START_TEST(grow_one_keeps_elements)
+{
+	size_t *a = NULL;
+	int moves = 0;
+	for (size_t n = 0; n < 5000; n++) {
+		size_t *b = fl_grow_one(a, n, sizeof(*a));
+		moves += n == 0 || (n & (n - 1)) == 0;
+		a = b;
+		a[n] = n * 7;
+	}
+	for (size_t n = 0; n < 5000; n++)
+		ck_assert_uint_eq(a[n], n * 7);
+	ck_assert_int_eq(moves, 14); /* 0, 1, 2, 4, ..., 4096 */
+	free(a);
+}
+END_TEST
+
 START_TEST(sha256_vectors)
 {
 	char hex[65];
@@ -518,6 +537,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, escape_keeps_valid_multibyte);
 	tcase_add_test(tc, escape_one_megabyte);
 	tcase_add_test(tc, strbuf_addf_and_reset);
+	tcase_add_test(tc, grow_one_keeps_elements);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("sha256");
