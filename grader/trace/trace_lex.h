@@ -1,6 +1,6 @@
 /* trace_lex.h — the JSON lexer of the streaming trace reader (private to
- * grader/trace: included only by the reader's .c files, trace_stream.c, after
- * trace_stream_internal.h).
+ * grader/trace: included only by the reader's .c files, trace_stream.c and
+ * trace_meta.c, after trace_stream_internal.h).
  *
  * Whitespace, strings (scanned, validated, decoded to valid UTF-8), numbers
  * (NaN and Infinity as Python reads them), keys (with the HTA rank check),
@@ -13,7 +13,8 @@
  * the compiler can inline. They keep the `static` / `static inline` each had
  * when they lived in trace_stream.c (`inline` changes what GCC chooses to
  * inline, and the reader was measured as it is). A file including this
- * header uses them all, else -Wunused-function says so.
+ * header uses them all (trace_meta.c does, through parse_key, int_value,
+ * parse_number and skip_value), else -Wunused-function says so.
  */
 #ifndef FL_TRACE_LEX_H
 #define FL_TRACE_LEX_H

@@ -1,6 +1,7 @@
 /* trace_stream_internal.h — the state of the streaming trace reader, shared
  * by its parts (private to grader/trace: only the reader's .c files include
- * it — trace_stream.c).
+ * it — trace_stream.c, the unit loop and event parsing, and trace_meta.c, the
+ * top-level metadata; trace_lex.h, the JSON lexer, works on it).
  *
  * The buffer buf[beg, end) always ends in a NUL sentinel followed by PAD
  * zeroed bytes (trace_stream.c), which is what lets the lexer scan without
@@ -72,5 +73,12 @@ struct parser {
 	struct scratch s1, s2;
 	struct icache icache[ICACHE];
 };
+
+/* trace_meta.c: the top-level metadata values. Each parses the value at *pp
+ * (as the other parsers: P_OK with *pp past it, P_MORE, P_ERR) into ps->info. */
+int parse_dist_info(struct parser *ps, const uint8_t **pp);    /* distributedInfo */
+int parse_device_props(struct parser *ps, const uint8_t **pp); /* deviceProperties */
+/* The FL_META_* flag of a top-level key (its decoded bytes), 0: none. */
+uint32_t meta_key(const uint8_t *k, size_t n);
 
 #endif
