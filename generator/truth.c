@@ -303,8 +303,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	if (in->pin_core >= 0) {
 		cJSON *pin = cJSON_AddObjectToObject(env, "pinning");
 		cJSON_AddStringToObject(pin, "rule", "each rank on one core, round robin over its node's cores; a core "
-					"over half busy with other processes at the start is left out while a quieter "
-					"one remains");
+					"over half busy with other processes at the start is left out when the quiet "
+					"ones hold the ranks evenly");
 		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
 	}

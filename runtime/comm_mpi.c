@@ -80,8 +80,9 @@ enum fl_status fl_comm_init(void) { return fl_comm_init_flags(0); }
  * a noisy neighbour) would slow only the ranks placed on it and pose as a
  * straggler, so the node's first rank measures each core's use over
  * PIN_WINDOW_MS while all the node's ranks sleep, and the busy ones are left
- * out: two ranks then share the quiet core evenly instead of one running at
- * half speed beside the busy loop. */
+ * out when the quiet ones can hold the ranks evenly (a core each, or the same
+ * number each): two ranks then share the quiet core evenly instead of one
+ * running at half speed beside the busy loop. */
 static void pin_rank(void)
 {
 	cpu_set_t allowed;
@@ -90,8 +91,9 @@ static void pin_rank(void)
 	MPI_Comm node;
 	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
 		return;
-	int lrank = 0;
+	int lrank = 0, lsize = 1;
 	MPI_Comm_rank(node, &lrank);
+	MPI_Comm_size(node, &lsize);
 	int use[CPU_SETSIZE], nuse = 0, nall = 0, all[CPU_SETSIZE];
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &allowed))
@@ -107,6 +109,11 @@ static void pin_rank(void)
 			for (int i = 0; i < nall; i++)
 				if (busy[all[i]] >= 0 && busy[all[i]] < PIN_BUSY_SHARE)
 					use[nuse++] = all[i];
+		/* the quiet cores serve when every rank gets one, or when the
+		 * ranks share them evenly; else no placement keeps the ranks
+		 * alike, and every core is used as before */
+		if (nuse > 0 && nuse < lsize && lsize % nuse != 0)
+			nuse = 0;
 		if (nuse == 0)
 			for (int i = 0; i < nall; i++)
 				use[nuse++] = all[i];
