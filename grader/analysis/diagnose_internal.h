@@ -159,6 +159,9 @@ void dg_rules_b(const struct dg_trace *t, struct dg_findings *fs);
 double dg_ramp(double x, double lo, double hi);
 void dg_addn(cJSON *o, const char *k, double v);
 double dg_step_p50(const struct dg_trace *t);
+/* Step k's longest wait under any span (the longest stretch with nothing
+ * running, diagnose_read.c's gap). */
+double dg_longest_wait(const struct dg_trace *t, int k);
 /* Step k's time less its longest span wait and its allocator time (what
  * another fault holds it in), so one fault's stall does not hide another's
  * share of the step. */

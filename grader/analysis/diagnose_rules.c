@@ -537,11 +537,7 @@ static void rule_sync(const struct dg_trace *t, struct dg_findings *fs)
 	if (!c)
 		abort();
 	for (int k = 0; k < n; k++) {
-		double w = 0;
-		for (int q = 0; q < t->n_spans; q++)
-			if (t->spans[q].gap[k] > w)
-				w = t->spans[q].gap[k];
-		double d = t->steps[k].dur - w;
+		double d = t->steps[k].dur - dg_longest_wait(t, k);
 		c[k] = d > 0 ? (t->steps[k].sync_us + t->steps[k].sync_idle_us) / d : 0;
 	}
 	double cost = dg_median(c, n);

@@ -310,6 +310,15 @@ static void rule_optimizer(const struct dg_trace *t, struct dg_findings *fs)
 	free(rest);
 }
 
+double dg_longest_wait(const struct dg_trace *t, int k)
+{
+	double w = 0;
+	for (int q = 0; q < t->n_spans; q++)
+		if (t->spans[q].gap[k] > w)
+			w = t->spans[q].gap[k];
+	return w;
+}
+
 /* Step k's time less what another fault holds it in: its longest span wait
  * (a stall, a starving loader) and its allocator time. The two can overlap
  * (an allocator call outside any op is a wait under its span too): when they
@@ -317,10 +326,7 @@ static void rule_optimizer(const struct dg_trace *t, struct dg_findings *fs)
 double dg_step_less_waits(const struct dg_trace *t, int k)
 {
 	const struct dg_step *st = &t->steps[k];
-	double w = 0;
-	for (int q = 0; q < t->n_spans; q++)
-		if (t->spans[q].gap[k] > w)
-			w = t->spans[q].gap[k];
+	double w = dg_longest_wait(t, k);
 	double d = st->dur - w - st->alloc_us;
 	if (d <= 0)
 		d = st->dur - fmax(w, st->alloc_us);
