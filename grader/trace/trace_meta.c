@@ -11,6 +11,21 @@
 
 #include "grader/trace/trace_lex.h"
 
+/* After an object member's value: past a ',' (*end 0, at the next key or,
+ * for a trailing comma, the '}') or at the object's '}' (*end 1); anything
+ * else is an error expecting `expected`. */
+static int next_member(struct parser *ps, const uint8_t **pp, int *end, const char *expected)
+{
+	const uint8_t *p = skip_ws(*pp);
+	*end = *p == '}';
+	if (*p == ',')
+		p = skip_ws(p + 1);
+	else if (!*end)
+		return bad(ps, p, expected);
+	*pp = p;
+	return P_OK;
+}
+
 int parse_dist_info(struct parser *ps, const uint8_t **pp)
 {
 	const uint8_t *p = *pp, *k;
@@ -22,7 +37,7 @@ int parse_dist_info(struct parser *ps, const uint8_t **pp)
 	int has_rank = 0, has_world = 0;
 	p = skip_ws(p + 1);
 	if (*p != '}') {
-		for (;;) {
+		for (int end = 0; !end;) {
 			if ((r = parse_key(ps, &p, &k, &kl)))
 				return r;
 			int64_t v = 0;
@@ -40,14 +55,8 @@ int parse_dist_info(struct parser *ps, const uint8_t **pp)
 			} else if ((r = skip_value(ps, &p))) {
 				return r;
 			}
-			p = skip_ws(p);
-			if (*p == ',') {
-				p = skip_ws(p + 1);
-				continue;
-			}
-			if (*p == '}')
-				break;
-			return bad(ps, p, "',' or '}' in distributedInfo");
+			if ((r = next_member(ps, &p, &end, "',' or '}' in distributedInfo")))
+				return r;
 		}
 	}
 	*pp = p + 1;
@@ -66,7 +75,7 @@ int parse_device_props(struct parser *ps, const uint8_t **pp)
 {
 	const uint8_t *p = *pp, *k;
 	size_t kl;
-	int r;
+	int r, end;
 	if (*p != '[')
 		return skip_value(ps, pp);
 	p = skip_ws(p + 1);
@@ -93,25 +102,15 @@ int parse_device_props(struct parser *ps, const uint8_t **pp)
 					} else if ((r = skip_value(ps, &p))) {
 						return r;
 					}
-					p = skip_ws(p);
-					if (*p == ',') {
-						p = skip_ws(p + 1);
-						continue;
-					}
-					if (*p != '}')
-						return bad(ps, p, "',' or '}' in deviceProperties[0].interconnect");
+					if ((r = next_member(ps, &p, &end, "',' or '}' in deviceProperties[0].interconnect")))
+						return r;
 				}
 				p++;
 			} else if ((r = skip_value(ps, &p))) {
 				return r;
 			}
-			p = skip_ws(p);
-			if (*p == ',') {
-				p = skip_ws(p + 1);
-				continue;
-			}
-			if (*p != '}')
-				return bad(ps, p, "',' or '}' in deviceProperties[0]");
+			if ((r = next_member(ps, &p, &end, "',' or '}' in deviceProperties[0]")))
+				return r;
 		}
 		p = skip_ws(p + 1);
 	} else if (*p != ']') {
