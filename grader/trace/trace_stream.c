@@ -666,6 +666,12 @@ static enum fl_status refill(struct parser *ps)
 	while (got < want) {
 		enum fl_status st = FL_OK;
 		size_t k = src_read(ps->src, ps->buf + ps->end, ps->cap - ps->end, &st);
+		/* an input error (corrupt gzip, a read error) after bytes this
+		 * refill already has waits: those bytes are parsed first, and
+		 * the next refill meets the error again (it persists), so the
+		 * error met first in the stream is the one reported */
+		if (st && got)
+			break;
 		if (st)
 			return fl_error(st, "'%s': %s (after %llu bytes of JSON)", ps->what, ps->src->g.msg,
 					(unsigned long long)(ps->base + ps->end));
