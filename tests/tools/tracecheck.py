@@ -437,6 +437,22 @@ class DeviceTrace(Trace):
     def per_step(self, u):
         return [length(clip(u, s["ts"], s["ts"] + s["dur"])) for _, s in self.steps]
 
+    def cost_per_step(self, pred):
+        """What the kernels whose name satisfies pred cost per step with the
+        machine's load taken out: for each kernel name, its count per step
+        (median over steps) times the fastest tenth of its durations. A kernel
+        of the emulated device runs on a worker thread, which the OS may
+        deschedule mid-kernel, so a loaded machine only ever lengthens one."""
+        by = {}
+        for e in self.kernels:
+            if pred(e["name"]):
+                by.setdefault(e["name"], []).append(e)
+        total = 0.0
+        for evs in by.values():
+            counts = [sum(1 for e in evs if s["ts"] <= e["ts"] < s["ts"] + s["dur"]) for _, s in self.steps]
+            total += median(counts) * quantile([e["dur"] for e in evs], 0.1)
+        return total
+
     def overlap_pct(self):
         c = length(self.comm)
         return 100.0 * intersect(self.comm, self.compute) / c if c else 0.0
@@ -553,8 +569,14 @@ def multirank(out):
         cb_spread = spread(comm)
         check(p >= 2 and cb_spread <= 0.15, "comm-bound: per-rank comm time symmetric, spread %.1f%% <= 15%% (ms/step %s)"
               % (100 * cb_spread, ["%.1f" % (comm[k] / 1000) for k in sorted(comm)]))
-        check(spread(comp) <= 0.15, "comm-bound: per-rank compute equal, spread %.1f%% <= 15%% (ms/step %s)"
-              % (100 * spread(comp), ["%.1f" % (comp[k] / 1000) for k in sorted(comp)]))
+        # the link slows no kernel: what each rank's compute kernels cost is alike
+        # (the per-step time above is what a learner reads; a descheduled worker
+        # lengthens it on one rank, the kernels' own cost does not change)
+        cost = {r.rank: r.cost_per_step(lambda n: not n.startswith("nccl")) for r in rs}
+        check(spread(cost) <= 0.15, "comm-bound: per-rank compute kernels cost alike, spread %.1f%% <= 15%% (ms/step, "
+              "each kernel at its fastest tenth: %s; as measured: %s)"
+              % (100 * spread(cost), ["%.1f" % (cost[k] / 1000) for k in sorted(cost)],
+                 ["%.1f" % (comp[k] / 1000) for k in sorted(comp)]))
         check(min(comm.values()) >= 0.8 * max(comp.values()),
               "comm-bound: comm (%.1f ms/step) as long as compute (%.1f ms/step) or longer on every rank"
               % (min(comm.values()) / 1000, max(comp.values()) / 1000))
@@ -591,9 +613,15 @@ def multirank(out):
         check(max(bwd, key=bwd.get) == slow and bwd[slow] >= 1.5 * median([bwd[r] for r in others]),
               "backward straggler: rank %d has the longest backward compute, %.1f ms/step >= 1.5x the others' %.1f"
               % (slow, bwd[slow] / 1000, median([bwd[r] for r in others]) / 1000))
-        check(fwd[slow] <= 1.3 * median([fwd[r] for r in others]),
-              "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f"
-              % (slow, fwd[slow] / 1000, median([fwd[r] for r in others]) / 1000))
+        # the throttle slows no forward kernel: their cost is the others' (about
+        # 2 ms a step, which one descheduling of a worker visibly lengthens)
+        fcost = {r.rank: r.cost_per_step(lambda n: not n.startswith("nccl") and n != "sgd_kernel" and n not in bwd_names)
+                 for r in rs}
+        check(fcost[slow] <= 1.3 * median([fcost[r] for r in others]),
+              "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f (each kernel "
+              "at its fastest tenth; as measured %.2f vs %.2f)"
+              % (slow, fcost[slow] / 1000, median([fcost[r] for r in others]) / 1000,
+                 fwd[slow] / 1000, median([fwd[r] for r in others]) / 1000))
         check(all(comm[r] > comm[slow] for r in others),
               "backward straggler: the others wait longer in the all-reduce (ms/step %s, culprit %d)"
               % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow))
