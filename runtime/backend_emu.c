@@ -211,6 +211,20 @@ static enum fl_status paced_allreduce(struct emu_dev *d, float *buf, size_t n)
 	return FL_OK;
 }
 
+/* A communication op has run (status st): its kernel on the device row, the
+ * first error kept for the host to report, the device's count. */
+static void comm_done(struct emu_dev *d, const struct emu_stream *s, const struct emu_op *op, uint64_t t0,
+		      enum fl_status st)
+{
+	uint64_t t1 = fl_clock_ticks();
+	if (st)
+		d->comm_error = st;
+	fl_trace_complete(op->name, FL_EV_KERNEL, t0, t1, op->corr, s->id, op->bytes);
+	pthread_mutex_lock(&d->stats_mu);
+	d->st.collectives++;
+	pthread_mutex_unlock(&d->stats_mu);
+}
+
 static void *worker_main(void *arg)
 {
 	struct emu_stream *s = arg;
@@ -268,40 +282,17 @@ static void *worker_main(void *arg)
 		case OP_WAIT:
 			wait_until(op.wait_on, op.wait_seq);
 			break;
-		case OP_ALLREDUCE: {
-			enum fl_status st = paced_allreduce(d, op.dst, op.bytes / sizeof(float));
-			t1 = fl_clock_ticks();
-			if (st)
-				d->comm_error = st;
-			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, op.bytes);
-			pthread_mutex_lock(&d->stats_mu);
-			d->st.collectives++;
-			pthread_mutex_unlock(&d->stats_mu);
+		case OP_ALLREDUCE:
+			comm_done(d, s, &op, t0, paced_allreduce(d, op.dst, op.bytes / sizeof(float)));
 			break;
-		}
-		case OP_SENDRECV: {
-			enum fl_status st = op.send ? fl_comm_send(op.dst, op.bytes / sizeof(float), op.peer, op.tag)
-						    : fl_comm_recv(op.dst, op.bytes / sizeof(float), op.peer, op.tag);
-			t1 = fl_clock_ticks();
-			if (st)
-				d->comm_error = st;
-			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, op.bytes);
-			pthread_mutex_lock(&d->stats_mu);
-			d->st.collectives++;
-			pthread_mutex_unlock(&d->stats_mu);
+		case OP_SENDRECV:
+			comm_done(d, s, &op, t0,
+				  op.send ? fl_comm_send(op.dst, op.bytes / sizeof(float), op.peer, op.tag)
+					  : fl_comm_recv(op.dst, op.bytes / sizeof(float), op.peer, op.tag));
 			break;
-		}
-		case OP_ALLTOALL: {
-			enum fl_status st = fl_comm_alltoallv(op.src, op.send_counts, op.dst, op.recv_counts);
-			t1 = fl_clock_ticks();
-			if (st)
-				d->comm_error = st;
-			fl_trace_complete(op.name, FL_EV_KERNEL, t0, t1, op.corr, s->id, op.bytes);
-			pthread_mutex_lock(&d->stats_mu);
-			d->st.collectives++;
-			pthread_mutex_unlock(&d->stats_mu);
+		case OP_ALLTOALL:
+			comm_done(d, s, &op, t0, fl_comm_alltoallv(op.src, op.send_counts, op.dst, op.recv_counts));
 			break;
-		}
 		case OP_RELEASE:
 			op.fn(op.ctx);
 			break;
