@@ -30,16 +30,11 @@
  * time (since the stamp, less the measured stamp-to-stretch time around no
  * work); the capture folds both into the stretched kernel.
  *
- * cuBLAS and NCCL are loaded with dlopen when the backend opens, so a
- * CUDA-enabled faultline starts as fast as any other (libcublasLt alone adds
- * ~0.1 s of relocations to every process start) and runs cpu/emu without them.
+ * cuBLAS and NCCL are loaded with dlopen when the backend opens (cuda_libs.c).
  *
  * Device errors are sticky: the first is reported once on stderr, later device
  * calls are skipped, and the run fails when the trace is collected.
  */
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,85 +42,15 @@
 #include <string.h>
 
 #include "capture/clock.h"
-#include "capture/cupti_capture.h"
 #include "capture/tracer.h"
+#include "runtime/backend_cuda_internal.h"
 #include "runtime/comm.h"
-#include "runtime/cuda_kernels.h"
-#include "runtime/device.h"
-
-#ifdef FL_HAVE_NCCL
-#include <nccl.h>
-#endif
-
-#ifndef FL_CUBLAS_SONAME
-#define FL_CUBLAS_SONAME "libcublas.so"
-#endif
-#ifndef FL_NCCL_SONAME
-#define FL_NCCL_SONAME "libnccl.so.2"
-#endif
-
-#define N_EVENTS 64
 
 enum { IMPL_GEMM_NN = -1, IMPL_GEMM_TN = -2, IMPL_GEMM_NT = -3, IMPL_UNKNOWN = -100 };
 
-struct size_class {
-	size_t bytes;
-	void **free;
-	size_t n, cap;
-};
-
-struct kernel_cache {
-	const struct fl_kernel *k;
-	int impl;
-};
-
-struct cublas_api {
-	void *lib;
-	cublasHandle_t handle;
-	__typeof__(cublasCreate_v2) *create;
-	__typeof__(cublasDestroy_v2) *destroy;
-	__typeof__(cublasSetStream_v2) *set_stream;
-	__typeof__(cublasSgemm_v2) *sgemm;
-	__typeof__(cublasGetStatusString) *status_string;
-};
-
-struct nccl_api;
-
-struct cuda_dev {
-	int device;
-	int capture; /* CUPTI records this run */
-	cudaStream_t compute, comm;
-	cudaEvent_t events[N_EVENTS];
-	int n_events;
-	unsigned next_event;
-	struct cublas_api blas;
-	struct nccl_api *nccl;
-	struct kernel_cache cache[64];
-	size_t n_cache;
-	struct size_class classes[64];
-	size_t n_classes;
-	void **allocs; /* every cudaMalloc, freed at close */
-	size_t n_allocs, cap_allocs;
-	float clock_factor;
-	unsigned long long *stamp;           /* device: the clock stamp of the compute stream */
-	struct fl_clock_counters *counters;  /* host-mapped */
-	unsigned long long stamp_seq;        /* sequence number of the last stamp launched */
-	unsigned long long baseline_ns;      /* stamp → stretch time around no work */
-	struct fl_clock_counters base;       /* counters at the last stats reset */
-	struct fl_clock_counters win;        /* counters when the recorded window began */
-	int env_factor;                      /* the factor came from FL_CUDA_CLOCK_FACTOR */
-	struct fl_device_stats st;
-	struct fl_cupti_summary last;        /* the last collected capture */
-	struct fl_cupti_device cdev;
-	enum fl_status error;
-	char error_msg[512];
-	char props[1024];
-};
-
 /* ---- errors ---- */
 
-static void device_error(struct cuda_dev *d, enum fl_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void device_error(struct cuda_dev *d, enum fl_status st, const char *fmt, ...)
+void fl_cuda_error(struct cuda_dev *d, enum fl_status st, const char *fmt, ...)
 {
 	if (d->error)
 		return;
@@ -148,194 +73,11 @@ static int cuda_check(struct cuda_dev *d, cudaError_t e, const char *call, const
 {
 	if (e == cudaSuccess)
 		return 1;
-	device_error(d, FL_ERUNTIME, "cuda: %s failed (%s:%d): %s (%s)", call, base_name(file), line,
+	fl_cuda_error(d, FL_ERUNTIME, "cuda: %s failed (%s:%d): %s (%s)", call, base_name(file), line,
 		     cudaGetErrorString(e), cudaGetErrorName(e));
 	return 0;
 }
 #define CUDA_OK(d, call) cuda_check((d), (call), #call, __FILE__, __LINE__)
-
-/* ---- cuBLAS and NCCL, loaded when the backend opens ---- */
-
-static void *load_library(const char *soname, const char *path, char *why, size_t n)
-{
-	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	if (!h && path && path[0])
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		snprintf(why, n, "%s", dlerror());
-	return h;
-}
-
-static enum fl_status blas_open(struct cuda_dev *d)
-{
-	char why[256] = "";
-#ifdef FL_CUBLAS_PATH
-	const char *path = FL_CUBLAS_PATH;
-#else
-	const char *path = NULL;
-#endif
-	struct cublas_api *b = &d->blas;
-	b->lib = load_library(FL_CUBLAS_SONAME, path, why, sizeof(why));
-	if (!b->lib)
-		return fl_error(FL_ERUNTIME, "cuda: cannot load cuBLAS (%s): %s", FL_CUBLAS_SONAME, why);
-	b->create = (__typeof__(b->create))dlsym(b->lib, "cublasCreate_v2");
-	b->destroy = (__typeof__(b->destroy))dlsym(b->lib, "cublasDestroy_v2");
-	b->set_stream = (__typeof__(b->set_stream))dlsym(b->lib, "cublasSetStream_v2");
-	b->sgemm = (__typeof__(b->sgemm))dlsym(b->lib, "cublasSgemm_v2");
-	b->status_string = (__typeof__(b->status_string))dlsym(b->lib, "cublasGetStatusString");
-	if (!b->create || !b->destroy || !b->set_stream || !b->sgemm || !b->status_string)
-		return fl_error(FL_ERUNTIME, "cuda: %s lacks the cuBLAS calls faultline needs", FL_CUBLAS_SONAME);
-	cublasStatus_t s = b->create(&b->handle);
-	if (s == CUBLAS_STATUS_SUCCESS)
-		s = b->set_stream(b->handle, d->compute);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		return fl_error(FL_ERUNTIME, "cuda: cuBLAS initialisation failed: %s", b->status_string(s));
-	return FL_OK;
-}
-
-static void blas_close(struct cuda_dev *d)
-{
-	if (d->blas.handle)
-		d->blas.destroy(d->blas.handle);
-	if (d->blas.lib)
-		dlclose(d->blas.lib);
-	memset(&d->blas, 0, sizeof(d->blas));
-}
-
-#ifdef FL_HAVE_NCCL
-struct nccl_api {
-	void *lib;
-	ncclComm_t comm;
-	__typeof__(ncclGetUniqueId) *get_unique_id;
-	__typeof__(ncclCommInitRank) *init_rank;
-	__typeof__(ncclCommDestroy) *destroy;
-	__typeof__(ncclAllReduce) *all_reduce;
-	__typeof__(ncclGetErrorString) *error_string;
-	__typeof__(ncclSend) *send; /* point to point (NCCL 2.7+): NULL when the library lacks it */
-	__typeof__(ncclRecv) *recv;
-};
-
-static enum fl_status nccl_open(struct cuda_dev *d, int rank, int world)
-{
-	char why[256] = "";
-#ifdef FL_NCCL_PATH
-	const char *path = FL_NCCL_PATH;
-#else
-	const char *path = NULL;
-#endif
-	struct nccl_api *n = calloc(1, sizeof(*n));
-	if (!n)
-		return fl_error(FL_ERUNTIME, "cuda: out of memory");
-	d->nccl = n;
-	n->lib = load_library(FL_NCCL_SONAME, path, why, sizeof(why));
-	/* every rank takes part in the id broadcast, even one that cannot load NCCL */
-	if (n->lib) {
-		n->get_unique_id = (__typeof__(n->get_unique_id))dlsym(n->lib, "ncclGetUniqueId");
-		n->init_rank = (__typeof__(n->init_rank))dlsym(n->lib, "ncclCommInitRank");
-		n->destroy = (__typeof__(n->destroy))dlsym(n->lib, "ncclCommDestroy");
-		n->all_reduce = (__typeof__(n->all_reduce))dlsym(n->lib, "ncclAllReduce");
-		n->error_string = (__typeof__(n->error_string))dlsym(n->lib, "ncclGetErrorString");
-		n->send = (__typeof__(n->send))dlsym(n->lib, "ncclSend");
-		n->recv = (__typeof__(n->recv))dlsym(n->lib, "ncclRecv");
-	}
-	int usable = n->lib && n->get_unique_id && n->init_rank && n->destroy && n->all_reduce && n->error_string;
-	float ok = usable ? 1.0f : 0.0f;
-	enum fl_status st = fl_comm_allreduce_sum(&ok, 1);
-	if (st)
-		return st;
-	if (!usable)
-		return fl_error(FL_ERUNTIME, "cuda: cannot load NCCL (%s) for the %d-rank collectives: %s", FL_NCCL_SONAME,
-				world, why[0] ? why : "missing symbols");
-	if (ok < (float)world)
-		return fl_error(FL_ERUNTIME, "cuda: NCCL is not usable on every rank (%d of %d can load it)", (int)ok, world);
-	/* rank 0's id goes out with its result, so a failed ncclGetUniqueId fails
-	 * every rank at once (instead of the others joining an all-zero id) */
-	struct {
-		int32_t result;
-		ncclUniqueId id;
-	} root;
-	memset(&root, 0, sizeof(root));
-	if (rank == 0)
-		root.result = (int32_t)n->get_unique_id(&root.id);
-	if ((st = fl_comm_bcast(&root, sizeof(root), 0)))
-		return st;
-	if (root.result != ncclSuccess)
-		return fl_error(FL_ERUNTIME, "cuda: NCCL initialisation failed: ncclGetUniqueId on rank 0: %s",
-				n->error_string((ncclResult_t)root.result));
-	ncclResult_t r = n->init_rank(&n->comm, world, root.id, rank);
-	if (r != ncclSuccess)
-		return fl_error(FL_ERUNTIME, "cuda: NCCL initialisation failed on rank %d: %s", rank, n->error_string(r));
-	return FL_OK;
-}
-
-static void nccl_allreduce(struct cuda_dev *d, float *buf, size_t count)
-{
-	ncclResult_t r = d->nccl->all_reduce(buf, buf, count, ncclFloat, ncclSum, d->nccl->comm, d->comm);
-	if (r != ncclSuccess)
-		device_error(d, FL_ERUNTIME, "cuda: ncclAllReduce failed: %s", d->nccl->error_string(r));
-}
-
-/* One direction between two ranks: NCCL matches a rank's sends to a peer with
- * that peer's receives in issue order, so the pipeline's two directions (its
- * activations forward, its gradients back) need no tag, only the same order
- * on both ranks, which the schedule gives. */
-static void nccl_sendrecv(struct cuda_dev *d, float *buf, size_t count, int peer, int send)
-{
-	struct nccl_api *n = d->nccl;
-	if (!n->send || !n->recv) {
-		device_error(d, FL_ERUNTIME, "cuda: point-to-point transfers need ncclSend/ncclRecv (NCCL 2.7 or later); "
-					     "%s lacks them", FL_NCCL_SONAME);
-		return;
-	}
-	ncclResult_t r = send ? n->send(buf, count, ncclFloat, peer, n->comm, d->comm)
-			      : n->recv(buf, count, ncclFloat, peer, n->comm, d->comm);
-	if (r != ncclSuccess)
-		device_error(d, FL_ERUNTIME, "cuda: %s rank %d failed: %s", send ? "ncclSend to" : "ncclRecv from", peer,
-			     n->error_string(r));
-}
-
-static void nccl_close(struct cuda_dev *d)
-{
-	struct nccl_api *n = d->nccl;
-	if (!n)
-		return;
-	if (n->comm)
-		n->destroy(n->comm);
-	/* never dlclose'd: NCCL keeps threads (its proxy and watchdog) for the
-	 * life of the process, which would run unmapped code after a dlclose */
-	free(n);
-	d->nccl = NULL;
-}
-#else
-struct nccl_api {
-	int unused;
-};
-static enum fl_status nccl_open(struct cuda_dev *d, int rank, int world)
-{
-	(void)d;
-	(void)rank;
-	float ok = 0.0f; /* the other ranks wait for this vote */
-	enum fl_status st = fl_comm_allreduce_sum(&ok, 1);
-	if (st)
-		return st;
-	return fl_error(FL_ERUNTIME, "cuda: %d ranks need NCCL, and this faultline was built without it (no nccl.h)", world);
-}
-static void nccl_allreduce(struct cuda_dev *d, float *buf, size_t count)
-{
-	(void)buf;
-	(void)count;
-	device_error(d, FL_ERUNTIME, "cuda: collectives need NCCL, which this faultline was built without");
-}
-static void nccl_sendrecv(struct cuda_dev *d, float *buf, size_t count, int peer, int send)
-{
-	(void)buf;
-	(void)count;
-	(void)peer;
-	(void)send;
-	device_error(d, FL_ERUNTIME, "cuda: point-to-point transfers need NCCL, which this faultline was built without");
-}
-static void nccl_close(struct cuda_dev *d) { (void)d; }
-#endif
 
 /* ---- helpers ---- */
 
@@ -400,7 +142,7 @@ static void gemm(struct cuda_dev *d, int impl, const struct fl_kernel_args *a)
 		break;
 	}
 	if (s != CUBLAS_STATUS_SUCCESS)
-		device_error(d, FL_ERUNTIME, "cuda: cublasSgemm failed: %s", d->blas.status_string(s));
+		fl_cuda_error(d, FL_ERUNTIME, "cuda: cublasSgemm failed: %s", d->blas.status_string(s));
 }
 
 static void run_kernel(struct cuda_dev *d, int impl, const struct fl_kernel_args *a, cudaStream_t s)
@@ -482,7 +224,7 @@ static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const 
 		return;
 	int impl = impl_of(d, k);
 	if (impl == IMPL_UNKNOWN) {
-		device_error(d, FL_EINTERNAL, "cuda: kernel '%s' has no CUDA implementation (see runtime/cuda_kernels.cu)",
+		fl_cuda_error(d, FL_EINTERNAL, "cuda: kernel '%s' has no CUDA implementation (see runtime/cuda_kernels.cu)",
 			     k->name);
 		return;
 	}
@@ -606,11 +348,11 @@ static void cuda_allreduce(struct fl_backend *be, float *buf, size_t n, int stre
 	if (d->error)
 		return;
 	if (!d->nccl) {
-		device_error(d, FL_ERUNTIME, "cuda: a collective needs several ranks with one GPU each (NCCL); this run has one rank");
+		fl_cuda_error(d, FL_ERUNTIME, "cuda: a collective needs several ranks with one GPU each (NCCL); this run has one rank");
 		return;
 	}
 	int pushed = ext_push(d);
-	nccl_allreduce(d, buf, n);
+	fl_cuda_nccl_allreduce(d, buf, n);
 	ext_pop(pushed);
 	d->st.collectives++;
 }
@@ -625,12 +367,12 @@ static void cuda_sendrecv(struct fl_backend *be, float *buf, size_t n, int peer,
 	if (d->error)
 		return;
 	if (!d->nccl) {
-		device_error(d, FL_ERUNTIME, "cuda: a transfer to another rank needs several ranks with one GPU each (NCCL); "
+		fl_cuda_error(d, FL_ERUNTIME, "cuda: a transfer to another rank needs several ranks with one GPU each (NCCL); "
 					     "this run has one rank");
 		return;
 	}
 	int pushed = ext_push(d);
-	nccl_sendrecv(d, buf, n, peer, send);
+	fl_cuda_nccl_sendrecv(d, buf, n, peer, send);
 	ext_pop(pushed);
 	d->st.collectives++;
 }
@@ -915,9 +657,9 @@ static enum fl_status cuda_open(struct fl_backend *be, const struct fl_backend_c
 		 d->device, name, p.totalGlobalMem, p.major, p.minor, p.maxThreadsPerBlock, p.maxThreadsPerMultiProcessor,
 		 p.regsPerBlock, p.regsPerMultiprocessor, p.warpSize, p.sharedMemPerBlock, p.sharedMemPerMultiprocessor,
 		 p.multiProcessorCount, p.sharedMemPerBlockOptin);
-	if ((st = blas_open(d)))
+	if ((st = fl_cuda_blas_open(d)))
 		goto fail;
-	if (cfg->world_size > 1 && (st = nccl_open(d, cfg->rank, cfg->world_size)))
+	if (cfg->world_size > 1 && (st = fl_cuda_nccl_open(d, cfg->rank, cfg->world_size)))
 		goto fail;
 
 	/* FL_CUDA_CLOCK_FACTOR=F throttles this process's device as the
@@ -955,8 +697,8 @@ static void cuda_close(struct fl_backend *be)
 	fl_tracer_set_source(NULL);
 	if (d->compute || d->comm || d->blas.handle)
 		cudaDeviceSynchronize();
-	nccl_close(d);
-	blas_close(d);
+	fl_cuda_nccl_close(d);
+	fl_cuda_blas_close(d);
 	for (size_t i = 0; i < d->n_allocs; i++)
 		cudaFree(d->allocs[i]);
 	free(d->allocs);
