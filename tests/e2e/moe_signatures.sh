@@ -23,7 +23,7 @@ for i in $(seq 1 "$RUNS"); do
 		expect_exit 0 "run $i: moe-a on $p ranks" -- "$FL" run "$a" --ranks "$p" -o "$out"
 		expect_exit 0 "run $i: moe-healthy on $p ranks" -- "$FL" run "$SRC/scenarios/moe-healthy.json" --ranks "$p" -o "$out"
 		if python3 "$SRC/tests/tools/tracecheck.py" moe "$out" >"$TMP/sig" 2>&1; then
-			pass "run $i, $p ranks: moe signatures hold"
+			sig_pass "run $i, $p ranks: moe signatures hold" "$TMP/sig"
 		else
 			fail "run $i, $p ranks: signatures"
 			grep FAIL "$TMP/sig"
