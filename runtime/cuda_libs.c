@@ -21,6 +21,14 @@
 #ifndef FL_NCCL_SONAME
 #define FL_NCCL_SONAME "libnccl.so.2"
 #endif
+/* where the build found each library, tried when the soname is not on the
+ * loader's path ("": the soname only) */
+#ifndef FL_CUBLAS_PATH
+#define FL_CUBLAS_PATH ""
+#endif
+#ifndef FL_NCCL_PATH
+#define FL_NCCL_PATH ""
+#endif
 
 static void *load_library(const char *soname, const char *path, char *why, size_t n)
 {
@@ -35,13 +43,8 @@ static void *load_library(const char *soname, const char *path, char *why, size_
 enum fl_status fl_cuda_blas_open(struct cuda_dev *d)
 {
 	char why[256] = "";
-#ifdef FL_CUBLAS_PATH
-	const char *path = FL_CUBLAS_PATH;
-#else
-	const char *path = NULL;
-#endif
 	struct cublas_api *b = &d->blas;
-	b->lib = load_library(FL_CUBLAS_SONAME, path, why, sizeof(why));
+	b->lib = load_library(FL_CUBLAS_SONAME, FL_CUBLAS_PATH, why, sizeof(why));
 	if (!b->lib)
 		return fl_error(FL_ERUNTIME, "cuda: cannot load cuBLAS (%s): %s", FL_CUBLAS_SONAME, why);
 	b->create = (__typeof__(b->create))dlsym(b->lib, "cublasCreate_v2");
@@ -84,16 +87,11 @@ struct nccl_api {
 enum fl_status fl_cuda_nccl_open(struct cuda_dev *d, int rank, int world)
 {
 	char why[256] = "";
-#ifdef FL_NCCL_PATH
-	const char *path = FL_NCCL_PATH;
-#else
-	const char *path = NULL;
-#endif
 	struct nccl_api *n = calloc(1, sizeof(*n));
 	if (!n)
 		return fl_error(FL_ERUNTIME, "cuda: out of memory");
 	d->nccl = n;
-	n->lib = load_library(FL_NCCL_SONAME, path, why, sizeof(why));
+	n->lib = load_library(FL_NCCL_SONAME, FL_NCCL_PATH, why, sizeof(why));
 	/* every rank takes part in the id broadcast, even one that cannot load NCCL */
 	if (n->lib) {
 		n->get_unique_id = (__typeof__(n->get_unique_id))dlsym(n->lib, "ncclGetUniqueId");
