@@ -20,7 +20,8 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
                                             # process took (see crowded()), else exit 1
 
 multirank, pipeline and moe print their timing checks as "skip" when crowded()
-says the run's ranks could not run side by side; their counts are still checked.
+says the run's ranks could not run side by side, or under FL_TIMING_CHECKS=0 (a
+sanitizer build distorts timing); their counts are still checked.
 """
 import gzip
 import json
@@ -92,8 +93,9 @@ class Trace:
 
 
 failures = []
-# why this run's timing between ranks cannot be judged (crowded()), or None
-crowding = None
+# why this run's timing between ranks cannot be judged (crowded(), or
+# FL_TIMING_CHECKS=0), or None
+timing_skip = None
 
 
 def check(cond, what):
@@ -103,9 +105,9 @@ def check(cond, what):
 
 
 def tcheck(cond, what):
-    """a timing check between ranks: asserted unless the ranks shared crowded cores"""
-    if crowding:
-        print("skip  %s (%s)" % (what, crowding))
+    """a timing check between ranks: asserted unless timing_skip says why not"""
+    if timing_skip:
+        print("skip  %s (%s)" % (what, timing_skip))
     else:
         check(cond, what)
 
@@ -764,9 +766,6 @@ def moe(out):
     its fl::expert_mlp ops' Input Dims, equal the truth's in every step; the
     healthy run (stem moe-run-h) routes evenly and its experts compute alike.
     FL_TIMING_CHECKS=0 keeps the counts only (a sanitizer build distorts timing)."""
-    timing = os.environ.get("FL_TIMING_CHECKS", "1") != "0" and not crowding
-    if crowding:
-        print("skip  moe: timing checks (%s)" % crowding)
     names = os.listdir(out)
     for stem in (os.environ.get("FL_MOE_STEM", "moe-run-a"), "moe-run-h"):
         if not any(n.startswith(stem + ".rank-") for n in names):
@@ -810,7 +809,7 @@ def moe(out):
             # each rank's least disturbed step, within 40% (the hot expert of moe-a
             # computes 4x to 16x the others)
             tol = 0.40
-            check(not timing or spread(least) <= tol, "%s: the experts compute alike: per-rank expert ms in the least "
+            tcheck(spread(least) <= tol, "%s: the experts compute alike: per-rank expert ms in the least "
                   "disturbed step %s within %.0f%% (spread %.0f%%)"
                   % (label, ["%.1f" % (least[k] / 1000) for k in sorted(least)], 100 * tol, 100 * spread(least)))
             print("      healthy moe p=%d: expert ms/step %s, all-to-all ms/step %s" % (p, exs, cms))
@@ -825,11 +824,11 @@ def moe(out):
         om = median([expert[k] for k in others])
         # the expert's time follows its rows: at least 60% of the token ratio
         want = 0.6 * tok[hot] / max(median([tok[k] for k in others]), 1)
-        check(not timing or (max(expert, key=expert.get) == hot and expert[hot] >= want * om),
+        tcheck(max(expert, key=expert.get) == hot and expert[hot] >= want * om,
               "%s: rank %d (the hot expert) computes longest, %.1f ms/step >= %.1fx the others' %.1f (%s)"
               % (label, hot, expert[hot] / 1000, want, om / 1000, exs))
         oc = min(comm[k] for k in others)
-        check(not timing or comm[hot] < oc, "%s: rank %d spends the least time in the all-to-alls, %.1f ms/step < the others' "
+        tcheck(comm[hot] < oc, "%s: rank %d spends the least time in the all-to-alls, %.1f ms/step < the others' "
               "least %.1f (%s): they wait for it" % (label, hot, comm[hot] / 1000, oc / 1000, cms))
         print("      moe p=%d hot=%d share=%.2f: expert time hot/median-others %.2fx, all-to-all median-others/hot "
               "%.2fx, tokens %s" % (p, hot, share, expert[hot] / om, median([comm[k] for k in others]) / max(comm[hot], 1e-9), tok))
@@ -1060,9 +1059,12 @@ def main():
         why = crowded(sys.argv[2])
         print(why or "not crowded")
         return 0 if why else 1
-    global crowding
+    global timing_skip
     if sys.argv[1] in ("multirank", "pipeline", "moe"):
-        crowding = crowded(sys.argv[2])
+        if os.environ.get("FL_TIMING_CHECKS", "1") == "0":
+            timing_skip = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing"
+        else:
+            timing_skip = crowded(sys.argv[2])
     cmds[sys.argv[1]](*sys.argv[2:])
     print("%d checks failed" % len(failures) if failures else "all checks passed")
     return 1 if failures else 0
