@@ -476,6 +476,7 @@ struct run {
 	uint64_t window_t0, window_t1;
 	struct fl_machine_sample load0;
 	struct fl_machine_load load; /* how busy the machine was during the window */
+	double core_ms[2];           /* multi-rank: this rank's core probed as the window opened, closed */
 	cJSON *report;
 	char **reports_text;
 };
@@ -589,6 +590,8 @@ static enum fl_status run_open(struct run *x)
 	} else if (r->rank == 0)
 		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
 				      sc->workload.target_step_ms, x->seed);
+	if (r->rank == 0)
+		r->calibration.probe_ms = r->world_size > 1 ? fl_rt_core_probe_ms() : 0;
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
 		return st;
 	if (!x->o->quiet && r->rank == 0)
@@ -704,6 +707,20 @@ static enum fl_status run_faults_init(struct run *x)
 	return FL_OK;
 }
 
+/* This rank's core, probed (fl_rt_core_probe_ms) while every rank waits its
+ * turn in rank order, so ranks that share a core do not measure each other:
+ * ranks are only comparable in time when their cores run alike. */
+static double probe_core(const struct run *x)
+{
+	double ms = 0;
+	for (int r = 0; r < x->r->world_size; r++) {
+		if (r == x->r->rank)
+			ms = fl_rt_core_probe_ms();
+		fl_comm_barrier();
+	}
+	return ms;
+}
+
 /* The recorded window opens at the first active step: the warmup steps sized
  * the event buffers, which are reserved (pre-faulted) now, off the clock. */
 static enum fl_status open_window(struct run *x)
@@ -722,6 +739,8 @@ static enum fl_status open_window(struct run *x)
 		struct fl_device_stats discard;
 		x->be.ops->stats(&x->be, &discard, 1);
 	}
+	if (x->r->world_size > 1)
+		x->core_ms[0] = probe_core(x);
 	fl_machine_sample(&x->load0);
 	x->window_t0 = fl_clock_ticks();
 	fl_tracer_set_recording(1);
@@ -798,6 +817,8 @@ static enum fl_status run_steps(struct run *x)
 			sc->name, pin_left, pin_left > 1 ? "s were" : " was");
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
+	if (x->r->world_size > 1)
+		x->core_ms[1] = probe_core(x); /* the device idle again: nothing of this rank's beside it */
 	return FL_OK;
 }
 
@@ -839,6 +860,14 @@ static enum fl_status run_write(struct run *x)
 		cJSON_AddItemToObject(x->report, "expert_tokens",
 				      cJSON_CreateDoubleArray(x->expert_tokens + first, (int)(x->total - first)));
 	}
+	if (r->world_size > 1 && x->report) {
+		int core, left;
+		fl_comm_pinning(&core, &left);
+		cJSON *p = cJSON_AddObjectToObject(x->report, "core_probe");
+		cJSON_AddNumberToObject(p, "core", core);
+		cJSON_AddNumberToObject(p, "start_ms", x->core_ms[0]);
+		cJSON_AddNumberToObject(p, "end_ms", x->core_ms[1]);
+	}
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);
 	st = fl_comm_gather_strings(text, &x->reports_text);
@@ -868,6 +897,10 @@ static enum fl_status run_write(struct run *x)
 		};
 		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
 		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
+		struct fl_rank_speed rs;
+		if (!st && !o->quiet && fl_truth_rank_speed(reports, n, r->calibration.probe_ms, &rs) == 1)
+			fprintf(stderr, "faultline: %s: %s: timings between ranks measure the machine as well as the "
+				"faults; the truth's environment.rank_speed says so\n", sc->name, rs.why);
 		for (size_t k = 0; k < n; k++)
 			cJSON_Delete(reports[k]);
 		if (st)

@@ -8,6 +8,7 @@
 #include "capture/clock.h"
 #include "common/stats.h"
 #include "common/jsonutil.h"
+#include "runtime/tensor.h"
 #include "grader/analysis/host_metrics.h"
 #include "grader/trace/trace_events.h"
 
@@ -178,6 +179,95 @@ static void add_moe(cJSON *env, const struct fl_truth_input *in, cJSON *const *r
 	}
 }
 
+/* rank r's core probe as the window opened (e 0) or closed (e 1); 0 if none */
+static double probe_of(const cJSON *report, int e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "core_probe"),
+							  e ? "end_ms" : "start_ms");
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
+int fl_truth_rank_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_rank_speed *out)
+{
+	static const char *const when[2] = {"opened", "closed"};
+	memset(out, 0, sizeof(*out));
+	out->spread = 1;
+	if (n_reports < 2)
+		return -1;
+	for (size_t r = 0; r < n_reports; r++)
+		if (!(probe_of(reports[r], 0) > 0) || !(probe_of(reports[r], 1) > 0))
+			return -1;
+	for (int e = 0; e < 2; e++)
+		for (size_t a = 0; a < n_reports; a++) {
+			double pa = probe_of(reports[a], e);
+			for (size_t b = 0; b < n_reports; b++) { /* two ranks at one moment */
+				double q = pa / probe_of(reports[b], e);
+				if (q > out->spread) {
+					out->spread = q;
+					snprintf(out->why, sizeof(out->why),
+						 "rank %zu's core ran the device's GEMM %.2fx as long as rank %zu's as the "
+						 "window %s (on a virtual machine: another guest on the same physical core)",
+						 a, q, b, when[e]);
+				}
+			}
+			double p0 = probe_of(reports[a], 0), p1 = probe_of(reports[a], 1);
+			double q = p0 > p1 ? p0 / p1 : p1 / p0; /* one rank over the window */
+			if (e == 0 && q > out->spread) {
+				out->spread = q;
+				snprintf(out->why, sizeof(out->why),
+					 "rank %zu's core ran the device's GEMM %.2fx %s as the window closed than as it "
+					 "opened (the machine changed speed)",
+					 a, q, p1 > p0 ? "slower" : "faster");
+			}
+			if (calib_probe_ms > 0) { /* against the calibration */
+				q = pa > calib_probe_ms ? pa / calib_probe_ms : calib_probe_ms / pa;
+				if (q > out->spread) {
+					out->spread = q;
+					snprintf(out->why, sizeof(out->why),
+						 "rank %zu's core ran the device's GEMM %.2fx %s as the window %s than rank "
+						 "0's when the run was calibrated (the machine changed speed; the faults "
+						 "were sized against the calibrated step)",
+						 a, q, pa > calib_probe_ms ? "slower" : "faster", when[e]);
+				}
+			}
+		}
+	if (out->spread <= FL_CORES_UNEQUAL)
+		out->why[0] = '\0'; /* the largest ratio, but within the rule */
+	return out->spread > FL_CORES_UNEQUAL;
+}
+
+/* environment.rank_speed: the core probes, and whether the ranks kept one speed */
+static void add_rank_speed(cJSON *env, cJSON *const *reports, size_t n_reports, double calib_probe_ms)
+{
+	struct fl_rank_speed rs;
+	int unequal = fl_truth_rank_speed(reports, n_reports, calib_probe_ms, &rs);
+	if (unequal < 0)
+		return;
+	cJSON *o = cJSON_AddObjectToObject(env, "rank_speed");
+	char text[320];
+	snprintf(text, sizeof(text),
+		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on each rank's "
+		 "core, the ranks one at a time, as the window opened and as it closed; rank 0's also right after "
+		 "calibrating", FL_CORE_PROBE_REPS, FL_CORE_PROBE_N, FL_CORE_PROBE_N);
+	cJSON_AddStringToObject(o, "probe", text);
+	snprintf(text, sizeof(text),
+		 "unequal when one probe is over %.2fx another: two ranks' at one moment, one rank's at the window's "
+		 "two ends, or one against the calibration's", FL_CORES_UNEQUAL);
+	cJSON_AddStringToObject(o, "rule", text);
+	if (calib_probe_ms > 0)
+		cJSON_AddNumberToObject(o, "calibration_probe_ms", calib_probe_ms);
+	cJSON *by = cJSON_AddArrayToObject(o, "by_rank");
+	for (size_t r = 0; r < n_reports; r++) {
+		cJSON *e = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reports[r], "core_probe"), 1);
+		cJSON_AddNumberToObject(e, "rank", (double)r);
+		cJSON_AddItemToArray(by, e);
+	}
+	cJSON_AddNumberToObject(o, "spread", rs.spread);
+	cJSON_AddBoolToObject(o, "unequal", unequal == 1);
+	if (unequal == 1)
+		cJSON_AddStringToObject(o, "why", rs.why);
+}
+
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
 			      size_t n_reports, cJSON **metrics_out)
 {
@@ -308,6 +398,7 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
 	}
+	add_rank_speed(env, reports, n_reports, in->calibration ? in->calibration->probe_ms : 0);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)
 		add_moe(env, in, reports, n_reports);
 

@@ -245,6 +245,26 @@ static void k_axpy_neg(const struct fl_kernel_args *a)
 static void k_copy_scalar(const struct fl_kernel_args *a) { a->out[0] = a->scalar; }
 
 static const struct fl_kernel K_MM = {"gemm_kernel", k_mm};
+
+double fl_rt_core_probe_ms(void)
+{
+	enum { N = FL_CORE_PROBE_N };
+	static float a[N * N], b[N * N], c[N * N];
+	for (int i = 0; i < N * N; i++) {
+		a[i] = (float)(i % 7) * 0.25f;
+		b[i] = (float)(i % 5) * 0.5f;
+	}
+	struct fl_kernel_args args = {.out = c, .a = a, .b = b, .m = N, .n = N, .k = N};
+	double best = -1;
+	for (int r = 0; r < FL_CORE_PROBE_REPS; r++) {
+		uint64_t t0 = fl_clock_ticks();
+		k_mm(&args);
+		double ms = (double)fl_clock_delta_ns(t0, fl_clock_ticks()) / 1e6;
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	return best;
+}
 static const struct fl_kernel K_CLAMP = {"clamp_min_kernel", k_clamp_min};
 static const struct fl_kernel K_POW2 = {"pow_kernel", k_pow2};
 static const struct fl_kernel K_SUM = {"reduce_sum_kernel", k_sum};

@@ -17,10 +17,11 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
        tracecheck.py catalog OUT_DIR        # launch_bound, alloc_stall, blocking_h2d, dtype_casts
                                             # (see catalog(); FL_TIMING_CHECKS=0 keeps the exact counts only)
        tracecheck.py crowded OUT_DIR        # exit 0 saying why when a run's ranks shared cores a busy
-                                            # process took (see crowded()), else exit 1
+                                            # process took, or their cores ran at unequal speeds
+                                            # (see crowded()), else exit 1
 
 multirank, pipeline and moe print their timing checks as "skip" when crowded()
-says the run's ranks could not run side by side, or under FL_TIMING_CHECKS=0 (a
+says the run's ranks could not run side by side or at one speed, or under FL_TIMING_CHECKS=0 (a
 sanitizer build distorts timing); their counts are still checked.
 """
 import gzip
@@ -113,13 +114,19 @@ def tcheck(cond, what):
 
 
 def crowded(out):
-    """Why the ranks of the runs in OUT_DIR could not run side by side, or None.
+    """Why the ranks of the runs in OUT_DIR could not run side by side, or at
+    one speed, or None.
     A run leaves out a core that another process keeps over half busy when it
     starts (the truth's environment.pinning), so its ranks share fewer cores
     than the machine has: on 2 cores with one taken, 2 ranks take turns on the
     other. A pipeline's stages then cannot overlap, compute doubles against a
     paced link: the timing between ranks measures the crowding, not the
-    scenario. The run says so on stderr and in the truth; the test reads it."""
+    scenario. Or the cores did not keep one speed (the truth's
+    environment.rank_speed: each rank's core timed on the device's GEMM as the
+    window opened and closed): on a virtual machine a core whose physical
+    sibling another guest keeps busy runs the GEMM up to twice as long, and
+    its rank poses as a straggler. The run says so on stderr and in the truth;
+    the test reads it."""
     for f in sorted(os.listdir(out)):
         if not f.endswith(".truth.json"):
             continue
@@ -130,6 +137,9 @@ def crowded(out):
         if world > 1 and 0 < left < cpus and -(-world // (cpus - left)) > -(-world // cpus):
             return ("%s: %d ranks on %d of %d cores, %d left out busy with another process"
                     % (f[:-len(".truth.json")], world, cpus - left, cpus, left))
+        speed = env.get("rank_speed") or {}
+        if speed.get("unequal"):
+            return "%s: the ranks' cores ran at unequal speeds: %s" % (f[:-len(".truth.json")], speed.get("why"))
     return None
 
 

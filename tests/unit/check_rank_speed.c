@@ -1,0 +1,112 @@
+/* Whether a multi-rank run's cores kept one speed (generator/truth.c,
+ * fl_truth_rank_speed), judged from the rank reports' core probes, and the
+ * probe itself (runtime/tensor.c, fl_rt_core_probe_ms). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generator/truth.h"
+#include "runtime/tensor.h"
+
+/* n rank reports, rank r's probes start[r] / end[r] ms (a negative start: no core_probe) */
+static void reports(cJSON **out, size_t n, const double *start, const double *end)
+{
+	for (size_t r = 0; r < n; r++) {
+		out[r] = cJSON_CreateObject();
+		cJSON_AddNumberToObject(out[r], "rank", (double)r);
+		if (start[r] < 0)
+			continue;
+		cJSON *p = cJSON_AddObjectToObject(out[r], "core_probe");
+		cJSON_AddNumberToObject(p, "core", (double)r);
+		cJSON_AddNumberToObject(p, "start_ms", start[r]);
+		cJSON_AddNumberToObject(p, "end_ms", end[r]);
+	}
+}
+
+static void release(cJSON **rep, size_t n)
+{
+	for (size_t r = 0; r < n; r++)
+		cJSON_Delete(rep[r]);
+}
+
+START_TEST(alike_cores_are_alike)
+{
+	cJSON *rep[2];
+	const double s[2] = {0.110, 0.113}, e[2] = {0.112, 0.111};
+	reports(rep, 2, s, e);
+	struct fl_rank_speed rs;
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.111, &rs), 0);
+	ck_assert(rs.spread < 1.05);
+	ck_assert_str_eq(rs.why, "");
+	release(rep, 2);
+}
+END_TEST
+
+START_TEST(a_slow_core_is_named)
+{
+	cJSON *rep[4];
+	const double s[4] = {0.110, 0.111, 0.112, 0.110}, e[4] = {0.110, 0.205, 0.111, 0.112};
+	reports(rep, 4, s, e);
+	struct fl_rank_speed rs;
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 4, 0.110, &rs), 1);
+	ck_assert(rs.spread > 1.8 && rs.spread < 1.9);
+	ck_assert_msg(strstr(rs.why, "rank 1's core") && strstr(rs.why, "as the window closed"), "%s", rs.why);
+	release(rep, 4);
+}
+END_TEST
+
+START_TEST(the_machine_changing_speed_is_unequal)
+{
+	cJSON *rep[2];
+	const double s[2] = {0.110, 0.111}, e[2] = {0.150, 0.151}; /* both cores slowed together */
+	reports(rep, 2, s, e);
+	struct fl_rank_speed rs;
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), 1);
+	ck_assert_msg(strstr(rs.why, "changed speed"), "%s", rs.why);
+	release(rep, 2);
+	/* or since the calibration, the window's two ends alike */
+	const double s2[2] = {0.160, 0.161}, e2[2] = {0.160, 0.159};
+	reports(rep, 2, s2, e2);
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), 1);
+	ck_assert_msg(strstr(rs.why, "calibrated"), "%s", rs.why);
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0, &rs), 0); /* no calibration probe: nothing against it */
+	release(rep, 2);
+}
+END_TEST
+
+START_TEST(nothing_to_compare)
+{
+	cJSON *rep[2];
+	const double s[2] = {0.110, -1}, e[2] = {0.110, -1};
+	reports(rep, 2, s, e);
+	struct fl_rank_speed rs;
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), -1); /* a report without probes */
+	ck_assert_int_eq(fl_truth_rank_speed(rep, 1, 0.110, &rs), -1); /* one rank */
+	release(rep, 2);
+}
+END_TEST
+
+START_TEST(probe_measures)
+{
+	double a = fl_rt_core_probe_ms(), b = fl_rt_core_probe_ms();
+	ck_assert(a > 0 && b > 0);
+	ck_assert(a < 1000 && b < 1000);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("rank_speed");
+	TCase *tc = tcase_create("verdict");
+	tcase_add_test(tc, alike_cores_are_alike);
+	tcase_add_test(tc, a_slow_core_is_named);
+	tcase_add_test(tc, the_machine_changing_speed_is_unequal);
+	tcase_add_test(tc, nothing_to_compare);
+	tcase_add_test(tc, probe_measures);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
