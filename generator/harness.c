@@ -476,7 +476,7 @@ struct run {
 	uint64_t window_t0, window_t1;
 	struct fl_machine_sample load0;
 	struct fl_machine_load load; /* how busy the machine was during the window */
-	double core_ms[2];           /* multi-rank: this rank's core probed as the window opened, closed */
+	double core_ms[2];           /* this rank's core probed as the window opened, closed */
 	cJSON *report;
 	char **reports_text;
 };
@@ -591,7 +591,7 @@ static enum fl_status run_open(struct run *x)
 		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
 				      sc->workload.target_step_ms, x->seed);
 	if (r->rank == 0)
-		r->calibration.probe_ms = r->world_size > 1 ? fl_rt_core_probe_ms() : 0;
+		r->calibration.probe_ms = fl_rt_core_probe_ms();
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
 		return st;
 	if (!x->o->quiet && r->rank == 0)
@@ -739,8 +739,7 @@ static enum fl_status open_window(struct run *x)
 		struct fl_device_stats discard;
 		x->be.ops->stats(&x->be, &discard, 1);
 	}
-	if (x->r->world_size > 1)
-		x->core_ms[0] = probe_core(x);
+	x->core_ms[0] = probe_core(x);
 	fl_machine_sample(&x->load0);
 	x->window_t0 = fl_clock_ticks();
 	fl_tracer_set_recording(1);
@@ -817,8 +816,7 @@ static enum fl_status run_steps(struct run *x)
 			sc->name, pin_left, pin_left > 1 ? "s were" : " was");
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
-	if (x->r->world_size > 1)
-		x->core_ms[1] = probe_core(x); /* the device idle again: nothing of this rank's beside it */
+	x->core_ms[1] = probe_core(x); /* the device idle again: nothing of this rank's beside it */
 	return FL_OK;
 }
 
@@ -860,7 +858,7 @@ static enum fl_status run_write(struct run *x)
 		cJSON_AddItemToObject(x->report, "expert_tokens",
 				      cJSON_CreateDoubleArray(x->expert_tokens + first, (int)(x->total - first)));
 	}
-	if (r->world_size > 1 && x->report) {
+	if (x->report) {
 		int core, left;
 		fl_comm_pinning(&core, &left);
 		cJSON *p = cJSON_AddObjectToObject(x->report, "core_probe");
@@ -897,10 +895,10 @@ static enum fl_status run_write(struct run *x)
 		};
 		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
 		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
-		struct fl_rank_speed rs;
-		if (!st && !o->quiet && fl_truth_rank_speed(reports, n, r->calibration.probe_ms, &rs) == 1)
-			fprintf(stderr, "faultline: %s: %s: timings between ranks measure the machine as well as the "
-				"faults; the truth's environment.rank_speed says so\n", sc->name, rs.why);
+		struct fl_core_speed rs;
+		if (!st && !o->quiet && fl_truth_core_speed(reports, n, r->calibration.probe_ms, &rs) == 1)
+			fprintf(stderr, "faultline: %s: %s: the trace's timings measure the machine's speed as well as "
+				"the faults; the truth's environment.core_speed says so\n", sc->name, rs.why);
 		for (size_t k = 0; k < n; k++)
 			cJSON_Delete(reports[k]);
 		if (st)

@@ -187,12 +187,12 @@ static double probe_of(const cJSON *report, int e)
 	return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
 }
 
-int fl_truth_rank_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_rank_speed *out)
+int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_core_speed *out)
 {
 	static const char *const when[2] = {"opened", "closed"};
 	memset(out, 0, sizeof(*out));
 	out->spread = 1;
-	if (n_reports < 2)
+	if (n_reports < 1)
 		return -1;
 	for (size_t r = 0; r < n_reports; r++)
 		if (!(probe_of(reports[r], 0) > 0) || !(probe_of(reports[r], 1) > 0))
@@ -236,14 +236,14 @@ int fl_truth_rank_speed(cJSON *const *reports, size_t n_reports, double calib_pr
 	return out->spread > FL_CORES_UNEQUAL;
 }
 
-/* environment.rank_speed: the core probes, and whether the ranks kept one speed */
-static void add_rank_speed(cJSON *env, cJSON *const *reports, size_t n_reports, double calib_probe_ms)
+/* environment.core_speed: the core probes, and whether the cores kept one speed */
+static void add_core_speed(cJSON *env, cJSON *const *reports, size_t n_reports, double calib_probe_ms)
 {
-	struct fl_rank_speed rs;
-	int unequal = fl_truth_rank_speed(reports, n_reports, calib_probe_ms, &rs);
+	struct fl_core_speed rs;
+	int unequal = fl_truth_core_speed(reports, n_reports, calib_probe_ms, &rs);
 	if (unequal < 0)
 		return;
-	cJSON *o = cJSON_AddObjectToObject(env, "rank_speed");
+	cJSON *o = cJSON_AddObjectToObject(env, "core_speed");
 	char text[320];
 	snprintf(text, sizeof(text),
 		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on each rank's "
@@ -398,7 +398,7 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
 	}
-	add_rank_speed(env, reports, n_reports, in->calibration ? in->calibration->probe_ms : 0);
+	add_core_speed(env, reports, n_reports, in->calibration ? in->calibration->probe_ms : 0);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)
 		add_moe(env, in, reports, n_reports);
 

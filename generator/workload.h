@@ -135,8 +135,8 @@ struct fl_calibration {
 	 * right before this one runs: the healthy step at its dim, measured again */
 	int rechecked, recalibrated;
 	double recheck_ms, reused_ms;     /* now; what the reused calibration had measured */
-	/* multi-rank: rank 0's core probe (fl_rt_core_probe_ms) right after
-	 * calibrating, to tell whether the machine kept its speed; 0: not taken */
+	/* rank 0's core probe (fl_rt_core_probe_ms) right after calibrating, to
+	 * tell whether the machine kept its speed; 0: not taken */
 	double probe_ms;
 };
 

@@ -13,7 +13,7 @@ for i in $(seq 1 "$RUNS"); do
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
 		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"
 	elif python3 "$SRC/tests/tools/tracecheck.py" emu "$out" >"$TMP/sig" 2>&1; then
-		pass "run $i: all emulated-device signatures hold"
+		sig_pass "run $i: all emulated-device signatures hold" "$TMP/sig"
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"

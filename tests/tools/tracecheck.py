@@ -21,8 +21,11 @@ usage: tracecheck.py signatures OUT_DIR     # R7-R9 signatures of a regen
                                             # (see crowded()), else exit 1
 
 multirank, pipeline and moe print their timing checks as "skip" when crowded()
-says the run's ranks could not run side by side or at one speed, or under FL_TIMING_CHECKS=0 (a
+says the run's ranks could not run side by side or at one speed (emu's
+straggler and catalog_b's DVFS ramp when it says so of their own scenario), or under FL_TIMING_CHECKS=0 (a
 sanitizer build distorts timing); their counts are still checked.
+FL_TIMING_CHECKS=always asserts them even then (bench/bench_speed.sh counts
+how often a crowded or unequal run would have failed).
 """
 import gzip
 import json
@@ -97,6 +100,8 @@ failures = []
 # why this run's timing between ranks cannot be judged (crowded(), or
 # FL_TIMING_CHECKS=0), or None
 timing_skip = None
+# the output directory whose truths a tcheck(stem=...) consults, one scenario's
+timing_dir = None
 
 
 def check(cond, what):
@@ -105,30 +110,34 @@ def check(cond, what):
         failures.append(what)
 
 
-def tcheck(cond, what):
-    """a timing check between ranks: asserted unless timing_skip says why not"""
-    if timing_skip:
-        print("skip  %s (%s)" % (what, timing_skip))
+def tcheck(cond, what, stem=None):
+    """a timing check: asserted unless timing_skip says why not, or (with stem)
+    crowded() says so of that scenario's run"""
+    why = timing_skip
+    if not why and stem and timing_dir:
+        why = crowded(timing_dir, stem)
+    if why:
+        print("skip  %s (%s)" % (what, why))
     else:
         check(cond, what)
 
 
-def crowded(out):
-    """Why the ranks of the runs in OUT_DIR could not run side by side, or at
-    one speed, or None.
+def crowded(out, stem=None):
+    """Why the ranks of the runs in OUT_DIR (those named STEM, if given) could
+    not run side by side, or at one speed, or None.
     A run leaves out a core that another process keeps over half busy when it
     starts (the truth's environment.pinning), so its ranks share fewer cores
     than the machine has: on 2 cores with one taken, 2 ranks take turns on the
     other. A pipeline's stages then cannot overlap, compute doubles against a
     paced link: the timing between ranks measures the crowding, not the
     scenario. Or the cores did not keep one speed (the truth's
-    environment.rank_speed: each rank's core timed on the device's GEMM as the
+    environment.core_speed: each rank's core timed on the device's GEMM as the
     window opened and closed): on a virtual machine a core whose physical
     sibling another guest keeps busy runs the GEMM up to twice as long, and
     its rank poses as a straggler. The run says so on stderr and in the truth;
     the test reads it."""
     for f in sorted(os.listdir(out)):
-        if not f.endswith(".truth.json"):
+        if not f.endswith(".truth.json") or (stem and f != stem + ".truth.json"):
             continue
         with open(os.path.join(out, f), encoding="utf-8") as fh:
             env = json.load(fh)["environment"]
@@ -137,9 +146,9 @@ def crowded(out):
         if world > 1 and 0 < left < cpus and -(-world // (cpus - left)) > -(-world // cpus):
             return ("%s: %d ranks on %d of %d cores, %d left out busy with another process"
                     % (f[:-len(".truth.json")], world, cpus - left, cpus, left))
-        speed = env.get("rank_speed") or {}
+        speed = env.get("core_speed") or {}
         if speed.get("unequal"):
-            return "%s: the ranks' cores ran at unequal speeds: %s" % (f[:-len(".truth.json")], speed.get("why"))
+            return "%s: the cores did not keep one speed: %s" % (f[:-len(".truth.json")], speed.get("why"))
     return None
 
 
@@ -541,12 +550,13 @@ def emu(out):
         comp = {t.rank: median(t.per_step(t.compute)) for t in rs}
         comm = {t.rank: median(t.per_step(t.comm)) for t in rs}
         others = [comp[r] for r in comp if r != slow]
-        check(comp[slow] >= 1.5 * median(others),
-              "straggler: rank %d computes %.2f ms/step >= 1.5x the others' median %.2f ms" % (slow, comp[slow] / 1000, median(others) / 1000))
+        tcheck(comp[slow] >= 1.5 * median(others),
+               "straggler: rank %d computes %.2f ms/step >= 1.5x the others' median %.2f ms" % (slow, comp[slow] / 1000, median(others) / 1000),
+               "ddp-run-d")
         for r in comm:
             if r != slow:
-                check(comm[r] >= 2 * comm[slow], "straggler: rank %d waits %.2f ms/step in the all-reduce >= 2x rank %d's %.2f ms"
-                      % (r, comm[r] / 1000, slow, comm[slow] / 1000))
+                tcheck(comm[r] >= 2 * comm[slow], "straggler: rank %d waits %.2f ms/step in the all-reduce >= 2x rank %d's %.2f ms"
+                       % (r, comm[r] / 1000, slow, comm[slow] / 1000), "ddp-run-d")
     if "lab-run-k.json.gz" in names:
         t = DeviceTrace(os.path.join(out, "lab-run-k.json.gz"))
         k = int(os.environ.get("FL_SYNC_K", "4"))
@@ -935,8 +945,8 @@ def catalog_b(out):
         # the fastest gemm of each half: load only lengthens a kernel, and the later
         # half's fastest still runs at >= 1 + (F - 1) * half / (n - 1); 0.2 leaves room
         # for a machine whose load changes during the run
-        check(drift >= 1 + 0.2 * (F - 1), "lab-inference: the fastest gemm kernel of the later steps is %.2fx the earlier steps' "
-              "(>= %.2f; ramp to %gx)" % (drift, 1 + 0.2 * (F - 1), F))
+        tcheck(drift >= 1 + 0.2 * (F - 1), "lab-inference: the fastest gemm kernel of the later steps is %.2fx the earlier "
+               "steps' (>= %.2f; ramp to %gx)" % (drift, 1 + 0.2 * (F - 1), F), "lab-inference")
         ops = set(t.ops_in_step().values())
         check(len(ops) == 1, "lab-inference: the same op count in every step (%s)" % sorted(ops))
 
@@ -1069,11 +1079,13 @@ def main():
         why = crowded(sys.argv[2])
         print(why or "not crowded")
         return 0 if why else 1
-    global timing_skip
+    global timing_skip, timing_dir
+    if sys.argv[1] in ("emu", "catalog_b") and os.environ.get("FL_TIMING_CHECKS") != "always":
+        timing_dir = sys.argv[2]  # their timing checks name the scenario they read
     if sys.argv[1] in ("multirank", "pipeline", "moe"):
         if os.environ.get("FL_TIMING_CHECKS", "1") == "0":
             timing_skip = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing"
-        else:
+        elif os.environ.get("FL_TIMING_CHECKS") != "always":  # always: a benchmark asserts them anyway
             timing_skip = crowded(sys.argv[2])
     cmds[sys.argv[1]](*sys.argv[2:])
     print("%d checks failed" % len(failures) if failures else "all checks passed")

@@ -1,5 +1,5 @@
-/* Whether a multi-rank run's cores kept one speed (generator/truth.c,
- * fl_truth_rank_speed), judged from the rank reports' core probes, and the
+/* Whether a run's cores kept one speed (generator/truth.c,
+ * fl_truth_core_speed), judged from the rank reports' core probes, and the
  * probe itself (runtime/tensor.c, fl_rt_core_probe_ms). */
 #include <check.h>
 #include <stdlib.h>
@@ -34,8 +34,8 @@ START_TEST(alike_cores_are_alike)
 	cJSON *rep[2];
 	const double s[2] = {0.110, 0.113}, e[2] = {0.112, 0.111};
 	reports(rep, 2, s, e);
-	struct fl_rank_speed rs;
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.111, &rs), 0);
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.111, &rs), 0);
 	ck_assert(rs.spread < 1.05);
 	ck_assert_str_eq(rs.why, "");
 	release(rep, 2);
@@ -47,8 +47,8 @@ START_TEST(a_slow_core_is_named)
 	cJSON *rep[4];
 	const double s[4] = {0.110, 0.111, 0.112, 0.110}, e[4] = {0.110, 0.205, 0.111, 0.112};
 	reports(rep, 4, s, e);
-	struct fl_rank_speed rs;
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 4, 0.110, &rs), 1);
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 4, 0.110, &rs), 1);
 	ck_assert(rs.spread > 1.8 && rs.spread < 1.9);
 	ck_assert_msg(strstr(rs.why, "rank 1's core") && strstr(rs.why, "as the window closed"), "%s", rs.why);
 	release(rep, 4);
@@ -60,16 +60,16 @@ START_TEST(the_machine_changing_speed_is_unequal)
 	cJSON *rep[2];
 	const double s[2] = {0.110, 0.111}, e[2] = {0.150, 0.151}; /* both cores slowed together */
 	reports(rep, 2, s, e);
-	struct fl_rank_speed rs;
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), 1);
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.110, &rs), 1);
 	ck_assert_msg(strstr(rs.why, "changed speed"), "%s", rs.why);
 	release(rep, 2);
 	/* or since the calibration, the window's two ends alike */
 	const double s2[2] = {0.160, 0.161}, e2[2] = {0.160, 0.159};
 	reports(rep, 2, s2, e2);
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), 1);
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.110, &rs), 1);
 	ck_assert_msg(strstr(rs.why, "calibrated"), "%s", rs.why);
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0, &rs), 0); /* no calibration probe: nothing against it */
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0, &rs), 0); /* no calibration probe: nothing against it */
 	release(rep, 2);
 }
 END_TEST
@@ -79,10 +79,26 @@ START_TEST(nothing_to_compare)
 	cJSON *rep[2];
 	const double s[2] = {0.110, -1}, e[2] = {0.110, -1};
 	reports(rep, 2, s, e);
-	struct fl_rank_speed rs;
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 2, 0.110, &rs), -1); /* a report without probes */
-	ck_assert_int_eq(fl_truth_rank_speed(rep, 1, 0.110, &rs), -1); /* one rank */
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.110, &rs), -1); /* a report without probes */
+	ck_assert_int_eq(fl_truth_core_speed(rep, 0, 0.110, &rs), -1); /* no reports */
 	release(rep, 2);
+}
+END_TEST
+
+START_TEST(one_rank_against_itself)
+{
+	cJSON *rep[1];
+	const double s[1] = {0.110}, e[1] = {0.111};
+	reports(rep, 1, s, e);
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 1, 0.112, &rs), 0);
+	release(rep, 1);
+	const double s2[1] = {0.110}, e2[1] = {0.190}; /* the core slowed during the window */
+	reports(rep, 1, s2, e2);
+	ck_assert_int_eq(fl_truth_core_speed(rep, 1, 0.110, &rs), 1);
+	ck_assert_msg(strstr(rs.why, "rank 0's core") && strstr(rs.why, "slower as the window closed"), "%s", rs.why);
+	release(rep, 1);
 }
 END_TEST
 
@@ -96,12 +112,13 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("rank_speed");
+	Suite *s = suite_create("core_speed");
 	TCase *tc = tcase_create("verdict");
 	tcase_add_test(tc, alike_cores_are_alike);
 	tcase_add_test(tc, a_slow_core_is_named);
 	tcase_add_test(tc, the_machine_changing_speed_is_unequal);
 	tcase_add_test(tc, nothing_to_compare);
+	tcase_add_test(tc, one_rank_against_itself);
 	tcase_add_test(tc, probe_measures);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
