@@ -5,8 +5,8 @@
 # straggler is the rank with the longest backward compute, its forward normal.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_MR_RUNS:-5}
-# comm-bound is written for 4 ranks; on 2 a ring all-reduce sends 1/(2(p-1)/p)
-# = 2/3 of the bytes, and at its 2 Gbit/s the transfer is only ~1.25x the
+# comm-bound is written for 4 ranks; a ring all-reduce sends 2(p-1)/p of the
+# buffer, 1 on 2 ranks against 1.5 on 4, and at its 2 Gbit/s the transfer is only ~1.25x the
 # compute of a fast core. The low end of its range, 1.5 Gbit/s, keeps the run
 # comm-bound on a core up to ~1.7x slower (this VM's cores drift that much)
 mkdir -p "$TMP/sc"
