@@ -894,11 +894,13 @@ static enum fl_status run_write(struct run *x)
 			.machine_load = &x->load,
 		};
 		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
+		struct fl_core_speed cs;
+		ti.cores_unequal = fl_truth_core_speed(reports, n, r->calibration.probe_ms, &cs);
+		ti.core_speed = &cs;
 		st = fl_truth_write(r->truth_path, &ti, reports, n, &r->metrics);
-		struct fl_core_speed rs;
-		if (!st && !o->quiet && fl_truth_core_speed(reports, n, r->calibration.probe_ms, &rs) == 1)
+		if (!st && !o->quiet && ti.cores_unequal == 1)
 			fprintf(stderr, "faultline: %s: %s: the trace's timings measure the machine's speed as well as "
-				"the faults; the truth's environment.core_speed says so\n", sc->name, rs.why);
+				"the faults; the truth's environment.core_speed says so\n", sc->name, cs.why);
 		for (size_t k = 0; k < n; k++)
 			cJSON_Delete(reports[k]);
 		if (st)

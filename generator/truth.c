@@ -237,12 +237,13 @@ int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_pr
 }
 
 /* environment.core_speed: the core probes, and whether the cores kept one speed */
-static void add_core_speed(cJSON *env, cJSON *const *reports, size_t n_reports, double calib_probe_ms)
+static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *const *reports, size_t n_reports)
 {
-	struct fl_core_speed rs;
-	int unequal = fl_truth_core_speed(reports, n_reports, calib_probe_ms, &rs);
-	if (unequal < 0)
+	if (!in->core_speed || in->cores_unequal < 0)
 		return;
+	const struct fl_core_speed *rs = in->core_speed;
+	int unequal = in->cores_unequal;
+	double calib_probe_ms = in->calibration ? in->calibration->probe_ms : 0;
 	cJSON *o = cJSON_AddObjectToObject(env, "core_speed");
 	char text[320];
 	snprintf(text, sizeof(text),
@@ -262,10 +263,10 @@ static void add_core_speed(cJSON *env, cJSON *const *reports, size_t n_reports, 
 		cJSON_AddNumberToObject(e, "rank", (double)r);
 		cJSON_AddItemToArray(by, e);
 	}
-	cJSON_AddNumberToObject(o, "spread", rs.spread);
+	cJSON_AddNumberToObject(o, "spread", rs->spread);
 	cJSON_AddBoolToObject(o, "unequal", unequal == 1);
 	if (unequal == 1)
-		cJSON_AddStringToObject(o, "why", rs.why);
+		cJSON_AddStringToObject(o, "why", rs->why);
 }
 
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
@@ -398,7 +399,7 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
 	}
-	add_core_speed(env, reports, n_reports, in->calibration ? in->calibration->probe_ms : 0);
+	add_core_speed(env, in, reports, n_reports);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)
 		add_moe(env, in, reports, n_reports);
 

@@ -21,6 +21,22 @@
 #include "generator/scenario.h"
 #include "generator/workload.h"
 
+/* Whether the cores kept one speed, from the reports' core_probe (each
+ * rank's core timed on the device's GEMM, the ranks one at a time, as the
+ * window opened and as it closed) and rank 0's probe right after
+ * calibrating (calib_probe_ms, 0: none). Unequal when one probe is over
+ * FL_CORES_UNEQUAL times another: two ranks' at the same moment (a core whose
+ * physical sibling another guest keeps busy poses as a straggler), one rank's
+ * at the window's two ends, or any against the calibration's (the faults were
+ * sized against a step the machine no longer runs at). */
+#define FL_CORES_UNEQUAL 1.15
+struct fl_core_speed {
+	double spread;     /* the largest ratio of two probes compared */
+	char why[240];     /* when unequal: which probes, in words */
+};
+/* 1 unequal, 0 alike, -1 nothing to compare (no reports, or one without probes) */
+int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_core_speed *out);
+
 struct fl_truth_input {
 	const struct fl_scenario *sc;
 	const char *backend;
@@ -37,6 +53,10 @@ struct fl_truth_input {
 	unsigned watchdog_s;
 	const struct fl_machine_load *machine_load; /* may be NULL */
 	int pin_core, pin_busy_left_out;            /* rank 0's fl_comm_pinning (core -1: not pinned) */
+	/* fl_truth_core_speed of these reports (the caller warns from it too);
+	 * cores_unequal -1: nothing to compare, no environment.core_speed */
+	const struct fl_core_speed *core_speed;
+	int cores_unequal;
 };
 
 /* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */
@@ -46,21 +66,6 @@ cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_tr
  * metrics) into its report, so rank 0 describes every rank's trace without
  * reading files on other nodes. */
 enum fl_status fl_truth_rank_readback(cJSON *report, const char *trace_path);
-/* Whether the cores kept one speed, from the reports' core_probe (each
- * rank's core timed on the device's GEMM, the ranks one at a time, as the
- * window opened and as it closed) and rank 0's probe right after
- * calibrating (calib_probe_ms, 0: none). Unequal when one probe is over
- * FL_CORES_UNEQUAL times another: two ranks' at the same moment (a core whose
- * physical sibling another guest keeps busy poses as a straggler), one rank's
- * at the window's two ends, or any against the calibration's (the faults were
- * sized against a step the machine no longer runs at). */
-#define FL_CORES_UNEQUAL 1.15
-struct fl_core_speed {
-	double spread;     /* the largest ratio of two probes compared */
-	char why[240];     /* when unequal: which probes, in words */
-};
-/* 1 unequal, 0 alike, -1 nothing to compare (no reports, or one without probes) */
-int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_core_speed *out);
 /* Rank 0: gather every rank's read-back report, write the truth.
  * *metrics receives rank 0's metrics (caller owns). */
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,

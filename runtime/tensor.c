@@ -245,6 +245,15 @@ static void k_axpy_neg(const struct fl_kernel_args *a)
 static void k_copy_scalar(const struct fl_kernel_args *a) { a->out[0] = a->scalar; }
 
 static const struct fl_kernel K_MM = {"gemm_kernel", k_mm};
+static const struct fl_kernel K_CLAMP = {"clamp_min_kernel", k_clamp_min};
+static const struct fl_kernel K_POW2 = {"pow_kernel", k_pow2};
+static const struct fl_kernel K_SUM = {"reduce_sum_kernel", k_sum};
+static const struct fl_kernel K_DIV = {"div_kernel", k_div};
+static const struct fl_kernel K_ADD = {"add_kernel", k_add};
+static const struct fl_kernel K_MUL = {"mul_kernel", k_mul};
+static const struct fl_kernel K_SUB = {"sub_kernel", k_sub};
+static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
+static const struct fl_kernel K_AXPY = {"sgd_kernel", k_axpy_neg};
 
 double fl_rt_core_probe_ms(void)
 {
@@ -265,15 +274,6 @@ double fl_rt_core_probe_ms(void)
 	}
 	return best;
 }
-static const struct fl_kernel K_CLAMP = {"clamp_min_kernel", k_clamp_min};
-static const struct fl_kernel K_POW2 = {"pow_kernel", k_pow2};
-static const struct fl_kernel K_SUM = {"reduce_sum_kernel", k_sum};
-static const struct fl_kernel K_DIV = {"div_kernel", k_div};
-static const struct fl_kernel K_ADD = {"add_kernel", k_add};
-static const struct fl_kernel K_MUL = {"mul_kernel", k_mul};
-static const struct fl_kernel K_SUB = {"sub_kernel", k_sub};
-static const struct fl_kernel K_COPY = {"copy_kernel", k_copy_scalar};
-static const struct fl_kernel K_AXPY = {"sgd_kernel", k_axpy_neg};
 
 static void launch(struct fl_rt *rt, const struct fl_kernel *k, const struct fl_kernel_args *a)
 {
