@@ -20,15 +20,8 @@ fl=$(cd "$build" && pwd)/faultline
 work=$(mktemp -d "${TMPDIR:-/tmp}/fl-bench-speed.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 unequal=0 runs=0 failed=0 missed=0
-# the scenarios as the test runs them: comm-bound at its range's low end
-mkdir -p "$work/sc"
-python3 - "$src/scenarios/comm-bound.json" "$work/sc/comm-bound.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["faults"][0]["params"]["gbps"] = d["faults"][0]["vary"]["gbps"][0]
-json.dump(d, open(sys.argv[2], "w"))
-PY
-cp "$src/scenarios/straggler.json" "$src/scenarios/straggler-backward.json" "$work/sc/"
+# the scenarios as the test runs them (comm-bound at its range's low end)
+bash "$src/tests/tools/multirank_scenarios.sh" "$src" "$work/sc"
 for i in $(seq 1 "$rounds"); do
 	out="$work/r$i"
 	for s in comm-bound straggler straggler-backward; do

@@ -5,18 +5,8 @@
 # straggler is the rank with the longest backward compute, its forward normal.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_MR_RUNS:-5}
-# comm-bound is written for 4 ranks; a ring all-reduce sends 2(p-1)/p of the
-# buffer, 1 on 2 ranks against 1.5 on 4, and at its 2 Gbit/s the transfer is only ~1.25x the
-# compute of a fast core. The low end of its range, 1.5 Gbit/s, keeps the run
-# comm-bound on a core up to ~1.7x slower (this VM's cores drift that much)
-mkdir -p "$TMP/sc"
-python3 - "$SRC/scenarios/comm-bound.json" "$TMP/sc/comm-bound.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["faults"][0]["params"]["gbps"] = d["faults"][0]["vary"]["gbps"][0]
-json.dump(d, open(sys.argv[2], "w"))
-PY
-for s in straggler straggler-backward; do cp "$SRC/scenarios/$s.json" "$TMP/sc/"; done
+# comm-bound at its range's low end (tests/tools/multirank_scenarios.sh says why)
+bash "$SRC/tests/tools/multirank_scenarios.sh" "$SRC" "$TMP/sc"
 for i in $(seq 1 "$RUNS"); do
 	out="$TMP/run$i"
 	for s in comm-bound straggler straggler-backward; do
