@@ -43,5 +43,8 @@ int fl_machine_load_busy(const struct fl_machine_load *l);
  * idle, I/O wait or nice'd processes (which yield the core), -1 for a CPU
  * /proc/stat does not list; ncpu entries. Returns 0, or -1 without /proc/stat. */
 int fl_cpu_busy(double window_ms, double *busy, int ncpu);
+/* A CPU busier than this share over such a window is another process's: the
+ * ranks' round robin (comm) and the emulated device's core leave it out. */
+#define FL_CPU_BUSY_SHARE 0.5
 
 #endif

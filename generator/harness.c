@@ -477,6 +477,7 @@ struct run {
 	struct fl_machine_sample load0;
 	struct fl_machine_load load; /* how busy the machine was during the window */
 	double core_ms[2];           /* this rank's core probed as the window opened, closed */
+	double *gemm_speed;          /* each recorded step's fastest GEMM, ns per multiply-add (backend gemm_speed) */
 	cJSON *report;
 	char **reports_text;
 };
@@ -591,7 +592,7 @@ static enum fl_status run_open(struct run *x)
 		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
 				      sc->workload.target_step_ms, x->seed);
 	if (r->rank == 0)
-		r->calibration.probe_ms = fl_rt_core_probe_ms();
+		r->calibration.probe_ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL));
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
 		return st;
 	if (!x->o->quiet && r->rank == 0)
@@ -707,15 +708,16 @@ static enum fl_status run_faults_init(struct run *x)
 	return FL_OK;
 }
 
-/* This rank's core, probed (fl_rt_core_probe_ms) while every rank waits its
- * turn in rank order, so ranks that share a core do not measure each other:
- * ranks are only comparable in time when their cores run alike. */
+/* This rank's core (its device's, when the device has one of its own),
+ * probed (fl_rt_core_probe_ms) while every rank waits its turn in rank order,
+ * so ranks that share a core do not measure each other: ranks are only
+ * comparable in time when their cores run alike. */
 static double probe_core(const struct run *x)
 {
 	double ms = 0;
 	for (int r = 0; r < x->r->world_size; r++) {
 		if (r == x->r->rank)
-			ms = fl_rt_core_probe_ms();
+			ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL));
 		fl_comm_barrier();
 	}
 	return ms;
@@ -756,6 +758,8 @@ static void run_step(struct run *x, long s)
 	h->ctx.phase = NULL;
 	progress(h, s, WHERE_BEGIN);
 	test_hang(x->r->rank, s);
+	if (x->be.ops->mark_step)
+		x->be.ops->mark_step(&x->be, s);
 	fl_nvtx_push(fl_tracer_name(x->step_id[s])); /* nsys shows our step and phase labels */
 	uint32_t step_slot = fl_span_begin(x->step_id[s], FL_EV_USER_ANNOTATION);
 	EACH_FAULT(h, step_begin);
@@ -817,6 +821,9 @@ static enum fl_status run_steps(struct run *x)
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
 	x->core_ms[1] = probe_core(x); /* the device idle again: nothing of this rank's beside it */
+	if (x->be.ops->gemm_speed && (x->gemm_speed = calloc((size_t)x->active, sizeof(*x->gemm_speed))))
+		for (long k = 0; k < x->active; k++)
+			x->gemm_speed[k] = x->be.ops->gemm_speed(&x->be, x->total - x->active + k);
 	return FL_OK;
 }
 
@@ -861,10 +868,16 @@ static enum fl_status run_write(struct run *x)
 	if (x->report) {
 		int core, left;
 		fl_comm_pinning(&core, &left);
+		if (core < 0)
+			core = fl_dev_compute_core(be, NULL);
 		cJSON *p = cJSON_AddObjectToObject(x->report, "core_probe");
 		cJSON_AddNumberToObject(p, "core", core);
 		cJSON_AddNumberToObject(p, "start_ms", x->core_ms[0]);
 		cJSON_AddNumberToObject(p, "end_ms", x->core_ms[1]);
+		if (x->gemm_speed) {
+			cJSON_AddNumberToObject(p, "step_gemm_from", (double)(x->total - x->active));
+			cJSON_AddItemToObject(p, "step_gemm_ns_per_mac", cJSON_CreateDoubleArray(x->gemm_speed, (int)x->active));
+		}
 	}
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);
@@ -894,6 +907,7 @@ static enum fl_status run_write(struct run *x)
 			.machine_load = &x->load,
 		};
 		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
+		ti.device_core = fl_dev_compute_core(be, &ti.device_busy_left_out);
 		struct fl_core_speed cs;
 		ti.cores_unequal = fl_truth_core_speed(reports, n, r->calibration.probe_ms, &cs);
 		ti.core_speed = &cs;
@@ -920,6 +934,7 @@ static void run_release(struct run *x)
 	cJSON_Delete(x->report);
 	free(x->step_id);
 	free(x->expert_tokens);
+	free(x->gemm_speed);
 	if (h) {
 		for (size_t i = 0; i < h->n_faults; i++) {
 			if (h->faults[i].ops->release)

@@ -231,6 +231,32 @@ int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_pr
 				}
 			}
 		}
+	for (size_t a = 0; a < n_reports; a++) { /* one rank's device, step by step */
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(reports[a], "core_probe");
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "step_gemm_ns_per_mac"), *e;
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(p, "step_gemm_from");
+		double lo = 0, hi = 0;
+		long at_lo = 0, at_hi = 0, k = 0;
+		cJSON_ArrayForEach(e, v)
+		{
+			if (cJSON_IsNumber(e) && e->valuedouble > 0) {
+				if (lo <= 0 || e->valuedouble < lo)
+					lo = e->valuedouble, at_lo = k;
+				if (e->valuedouble > hi)
+					hi = e->valuedouble, at_hi = k;
+			}
+			k++;
+		}
+		double q = lo > 0 ? hi / lo : 0;
+		if (q > out->spread) {
+			long first = cJSON_IsNumber(from) ? (long)from->valuedouble : 0;
+			out->spread = q;
+			snprintf(out->why, sizeof(out->why),
+				 "rank %zu's device ran its fastest GEMM of step %ld %.2fx as long per multiply-add as "
+				 "that of step %ld (the machine changed speed during the window)",
+				 a, first + at_hi, q, first + at_lo);
+		}
+	}
 	if (out->spread <= FL_CORES_UNEQUAL)
 		out->why[0] = '\0'; /* the largest ratio, but within the rule */
 	return out->spread > FL_CORES_UNEQUAL;
@@ -245,15 +271,19 @@ static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *c
 	int unequal = in->cores_unequal;
 	double calib_probe_ms = in->calibration ? in->calibration->probe_ms : 0;
 	cJSON *o = cJSON_AddObjectToObject(env, "core_speed");
-	char text[320];
+	char text[480];
 	snprintf(text, sizeof(text),
-		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on each rank's "
-		 "core, the ranks one at a time, as the window opened and as it closed; rank 0's also right after "
-		 "calibrating", FL_CORE_PROBE_REPS, FL_CORE_PROBE_N, FL_CORE_PROBE_N);
+		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on the core each "
+		 "rank's device computes on, the ranks one at a time, as the window opened and as it closed; rank 0's "
+		 "also right after calibrating; and, on a device that measures it (emu), each recorded step's fastest "
+		 "gemm_kernel in ns of real work per multiply-add (step_gemm_ns_per_mac, from step step_gemm_from)",
+		 FL_CORE_PROBE_REPS, FL_CORE_PROBE_N, FL_CORE_PROBE_N);
 	cJSON_AddStringToObject(o, "probe", text);
 	snprintf(text, sizeof(text),
 		 "unequal when one probe is over %.2fx another: two ranks' at one moment, one rank's at the window's "
-		 "two ends, or one against the calibration's", FL_CORES_UNEQUAL);
+		 "two ends, or one against the calibration's; or when one rank's slowest step ran its fastest GEMM "
+		 "over %.2fx as long per multiply-add as its fastest step (the same shapes every step)",
+		 FL_CORES_UNEQUAL, FL_CORES_UNEQUAL);
 	cJSON_AddStringToObject(o, "rule", text);
 	if (calib_probe_ms > 0)
 		cJSON_AddNumberToObject(o, "calibration_probe_ms", calib_probe_ms);
@@ -398,6 +428,13 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 					"ones hold the ranks evenly");
 		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
+	} else if (in->device_core >= 0) {
+		cJSON *pin = cJSON_AddObjectToObject(env, "pinning");
+		cJSON_AddStringToObject(pin, "rule", "one process: the emulated device's compute worker on a core of its "
+					"own, the host's threads on the other quiet cores (every core when only one is "
+					"quiet); a core over half busy with other processes at the start is left out");
+		cJSON_AddNumberToObject(pin, "device_core", in->device_core);
+		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->device_busy_left_out);
 	}
 	add_core_speed(env, in, reports, n_reports);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)

@@ -28,7 +28,10 @@
  * FL_CORES_UNEQUAL times another: two ranks' at the same moment (a core whose
  * physical sibling another guest keeps busy poses as a straggler), one rank's
  * at the window's two ends, or any against the calibration's (the faults were
- * sized against a step the machine no longer runs at). */
+ * sized against a step the machine no longer runs at); or, where the device
+ * timed each step's GEMMs (core_probe.step_gemm_ns_per_mac), when one rank's
+ * slowest step is over FL_CORES_UNEQUAL times its fastest: a speed change the
+ * two ends of the window do not see. */
 #define FL_CORES_UNEQUAL 1.15
 struct fl_core_speed {
 	double spread;     /* the largest ratio of two probes compared */
@@ -53,6 +56,7 @@ struct fl_truth_input {
 	unsigned watchdog_s;
 	const struct fl_machine_load *machine_load; /* may be NULL */
 	int pin_core, pin_busy_left_out;            /* rank 0's fl_comm_pinning (core -1: not pinned) */
+	int device_core, device_busy_left_out;      /* fl_dev_compute_core (-1: the device has no core of its own) */
 	/* fl_truth_core_speed of these reports (the caller warns from it too);
 	 * cores_unequal -1: nothing to compare, no environment.core_speed */
 	const struct fl_core_speed *core_speed;

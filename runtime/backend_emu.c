@@ -33,7 +33,9 @@
  * slower already), so a healthy trace and a slow-link trace differ in the
  * number, not in whether there is one.
  */
+#define _GNU_SOURCE /* sched_setaffinity, pthread_setaffinity_np, CPU_* */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +46,18 @@
 #include <unistd.h>
 
 #include "capture/clock.h"
+#include "capture/machine_load.h"
 
 #define FL_EMU_LINK_GBPS 100.0 /* the nominal link between emulated devices */
 #include "capture/tracer.h"
 #include "runtime/comm.h"
 #include "runtime/device.h"
 
+/* How long a single-process run watches the cores before it gives its
+ * compute worker one (choose_cores). */
+#define EMU_QUIET_WINDOW_MS 50
+/* Steps whose GEMM speed the device keeps (emu_gemm_speed). */
+#define EMU_STEPS 4096
 /* The last stretch of a clock-factor pause is spun, the rest slept. */
 #define EMU_SPIN_NS 150000.0
 #define QCAP 4096
@@ -71,6 +79,8 @@ struct emu_op {
 	void (*fn)(void *ctx);
 	void *ctx;
 	double *target, value; /* OP_SET: *target = value, in stream order */
+	long step;             /* OP_KERNEL: the host's step when it launched the kernel */
+	double macs;           /* OP_KERNEL: gemm_kernel's multiply-adds (m·n·k), else 0 */
 	int peer, send, tag;   /* OP_SENDRECV */
 	const size_t *send_counts, *recv_counts; /* OP_ALLTOALL: src → dst */
 };
@@ -110,6 +120,15 @@ struct emu_dev {
 	size_t n_names;
 	char props[512];
 	enum fl_status comm_error;
+	/* choose_cores: the compute worker's core (-1: it floats), the allowed
+	 * cores left out busy, and the host thread's affinity to give back */
+	int compute_core, busy_left_out, host_pinned;
+	cpu_set_t host_affinity;
+	/* the machine's speed, step by step (emu_gemm_speed): the host's step as
+	 * it launches, and each step's fastest gemm_kernel in ns of real work per
+	 * multiply-add (under stats_mu) */
+	long host_step;
+	double step_ns_per_mac[EMU_STEPS];
 };
 
 static struct emu_stream *stream_of(struct emu_dev *d, int id)
@@ -237,6 +256,12 @@ static void *worker_main(void *arg)
 	 * they run at a lower priority (raising niceness needs no privilege). */
 	if (s->id == FL_STREAM_COMPUTE)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	if (s->id == FL_STREAM_COMPUTE && d->compute_core >= 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(d->compute_core, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	}
 	fl_tracer_thread_attach(label, 0);
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
@@ -271,6 +296,11 @@ static void *worker_main(void *arg)
 			if (d->clock_factor > 1.0)
 				d->st.slowed_ms += real_ns / 1e6;
 			d->st.kernels++;
+			if (op.macs > 0 && op.step >= 0 && op.step < EMU_STEPS) {
+				double *best = &d->step_ns_per_mac[op.step], v = real_ns / op.macs;
+				if (*best <= 0 || v < *best)
+					*best = v;
+			}
 			pthread_mutex_unlock(&d->stats_mu);
 			break;
 		}
@@ -334,6 +364,82 @@ static void write_props(struct emu_dev *d)
 		 d->device, N_STREAMS, N_STREAMS, link);
 }
 
+/* A single process gives its device's compute worker a core of its own, as a
+ * GPU computes on silicon of its own. Left to the scheduler, the worker moves
+ * between cores, and on a virtual machine the cores can run the same GEMM at
+ * speeds up to twice apart (another guest on a core's physical sibling): a
+ * kernel's length would then depend on where the worker ran, a speed change
+ * nothing injected, inside one run. The quiet cores are those other processes
+ * keep under half busy over EMU_QUIET_WINDOW_MS; the worker takes the last
+ * quiet one, the host thread (and the threads it starts from now on) the other
+ * quiet ones, or every allowed core when only one is quiet. Ranks of a
+ * multi-rank run are pinned whole by the comm layer instead; FL_NO_PIN, one
+ * allowed core or no /proc/stat leave the worker to the scheduler. */
+static void choose_cores(struct emu_dev *d, int world_size)
+{
+	d->compute_core = -1;
+	if (world_size > 1 || getenv("FL_NO_PIN"))
+		return;
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+		return;
+	static double busy[CPU_SETSIZE];
+	if (fl_cpu_busy(EMU_QUIET_WINDOW_MS, busy, CPU_SETSIZE) != 0)
+		return;
+	cpu_set_t quiet;
+	CPU_ZERO(&quiet);
+	int last_quiet = -1, last_allowed = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &allowed))
+			continue;
+		last_allowed = c;
+		if (busy[c] >= 0 && busy[c] < FL_CPU_BUSY_SHARE) {
+			CPU_SET(c, &quiet);
+			last_quiet = c;
+		}
+	}
+	d->compute_core = last_quiet >= 0 ? last_quiet : last_allowed;
+	d->busy_left_out = last_quiet >= 0 ? CPU_COUNT(&allowed) - CPU_COUNT(&quiet) : 0;
+	if (last_quiet >= 0 && CPU_COUNT(&quiet) >= 2) {
+		CPU_CLR(d->compute_core, &quiet);
+		d->host_affinity = allowed;
+		d->host_pinned = sched_setaffinity(0, sizeof(quiet), &quiet) == 0;
+	}
+}
+
+static int emu_compute_core(const struct fl_backend *be, int *busy_left_out)
+{
+	const struct emu_dev *d = be->state;
+	if (busy_left_out)
+		*busy_left_out = d ? d->busy_left_out : 0;
+	return d ? d->compute_core : -1;
+}
+
+/* The host starts step `step`: the kernels it launches from now on are that
+ * step's. */
+static void emu_mark_step(struct fl_backend *be, long step)
+{
+	struct emu_dev *d = be->state;
+	d->host_step = step;
+}
+
+/* How fast the device's core ran `step`'s work: its fastest gemm_kernel in ns
+ * of real execution (before any clock factor's pause) per multiply-add; 0
+ * when the step ran none. The same shapes run every step, so a step whose
+ * fastest GEMM is slower than another's ran on a slower machine; the fastest,
+ * because a thread beside the worker only ever lengthens a kernel. Read after
+ * the device has drained. */
+static double emu_gemm_speed(const struct fl_backend *be, long step)
+{
+	struct emu_dev *d = be->state;
+	if (step < 0 || step >= EMU_STEPS)
+		return 0;
+	pthread_mutex_lock(&d->stats_mu);
+	double v = d->step_ns_per_mac[step];
+	pthread_mutex_unlock(&d->stats_mu);
+	return v;
+}
+
 static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_config *cfg)
 {
 	struct emu_dev *d = calloc(1, sizeof(*d));
@@ -342,6 +448,7 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 	be->cfg = *cfg;
 	be->state = d;
 	d->clock_factor = 1.0;
+	d->host_step = -1; /* before the first step: calibration, warm-up of the kernels */
 	pthread_mutex_init(&d->stats_mu, NULL);
 	d->n_launch = fl_tracer_intern("cudaLaunchKernel");
 	d->n_memcpy = fl_tracer_intern("cudaMemcpyAsync");
@@ -362,6 +469,7 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 	if (cfg->world_size > 1)
 		d->props_gbps = FL_EMU_LINK_GBPS;
 	write_props(d);
+	choose_cores(d, cfg->world_size);
 	static const int ids[N_STREAMS] = {FL_STREAM_COMPUTE, FL_STREAM_COMM};
 	for (int i = 0; i < N_STREAMS; i++) {
 		struct emu_stream *s = &d->streams[i];
@@ -380,7 +488,9 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 static void emu_launch(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream)
 {
 	struct emu_dev *d = be->state;
-	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k)};
+	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k), .step = d->host_step};
+	if (strcmp(k->name, "gemm_kernel") == 0 && a->m > 0 && a->n > 0 && a->k > 0)
+		op.macs = (double)a->m * a->n * a->k;
 	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
 	if (be->launch_work) /* the host side of the launch: checks, descriptor */
 		be->launch_work(be->launch_work_arg, k, a);
@@ -609,6 +719,8 @@ static void emu_close(struct fl_backend *be)
 		pthread_cond_destroy(&s->progress);
 	}
 	pthread_mutex_destroy(&d->stats_mu);
+	if (d->host_pinned) /* the next run (regen runs many in one process) chooses afresh */
+		sched_setaffinity(0, sizeof(d->host_affinity), &d->host_affinity);
 	free(d);
 	be->state = NULL;
 }
@@ -626,6 +738,9 @@ const struct fl_backend_ops fl_backend_emu = {
 	.summary = "an emulated asynchronous device: per-stream queues run for real by worker threads",
 	.asynchronous = 1,
 	.open = emu_open,
+	.compute_core = emu_compute_core,
+	.mark_step = emu_mark_step,
+	.gemm_speed = emu_gemm_speed,
 	.launch = emu_launch,
 	.copy = emu_copy,
 	.copy_sync = emu_copy_sync,

@@ -50,3 +50,10 @@ void fl_dev_synchronize(struct fl_backend *be)
 	if (be->ops->synchronize)
 		be->ops->synchronize(be);
 }
+
+int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out)
+{
+	if (busy_left_out)
+		*busy_left_out = 0;
+	return be->ops && be->ops->compute_core && be->state ? be->ops->compute_core(be, busy_left_out) : -1;
+}

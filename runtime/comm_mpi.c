@@ -68,9 +68,9 @@ static enum fl_status mpi_err(int rc, const char *what)
 
 enum fl_status fl_comm_init(void) { return fl_comm_init_flags(0); }
 
-/* A core that other processes keep over half busy while faultline's ranks
- * sleep is left out of the round robin, when a quieter one remains. */
-#define PIN_BUSY_SHARE 0.5
+/* A core that other processes keep over half busy (FL_CPU_BUSY_SHARE) while
+ * faultline's ranks sleep is left out of the round robin, when a quieter one
+ * remains. */
 #define PIN_WINDOW_MS 100
 
 /* Pin each rank (and the threads it starts) to one core, round robin over the
@@ -107,7 +107,7 @@ static void pin_rank(void)
 		nanosleep(&settle, NULL);
 		if (fl_cpu_busy(PIN_WINDOW_MS, busy, CPU_SETSIZE) == 0)
 			for (int i = 0; i < nall; i++)
-				if (busy[all[i]] >= 0 && busy[all[i]] < PIN_BUSY_SHARE)
+				if (busy[all[i]] >= 0 && busy[all[i]] < FL_CPU_BUSY_SHARE)
 					use[nuse++] = all[i];
 		/* the quiet cores serve when every rank gets one, or when the
 		 * ranks share them evenly; else no placement keeps the ranks

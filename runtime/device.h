@@ -64,6 +64,15 @@ struct fl_backend_ops {
 	int asynchronous; /* launch returns before the kernel has run */
 	/* called once before the first step; may refuse (no device, no driver) */
 	enum fl_status (*open)(struct fl_backend *be, const struct fl_backend_config *cfg);
+	/* the core the device computes on, when the backend pinned it there (-1:
+	 * wherever the scheduler puts it), and how many allowed cores it left out
+	 * as busy with other processes (NULL: the device has no core of its own) */
+	int (*compute_core)(const struct fl_backend *be, int *busy_left_out);
+	/* called as the host starts step `step` (NULL: the device keeps no steps) */
+	void (*mark_step)(struct fl_backend *be, long step);
+	/* the fastest gemm_kernel of `step` in ns of real work per multiply-add,
+	 * 0 when it ran none (NULL: not measured); read once the device drained */
+	double (*gemm_speed)(const struct fl_backend *be, long step);
 	/* called to run one kernel on a stream */
 	void (*launch)(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream);
 	/* called to copy bytes (asynchronously on async backends) */
@@ -142,5 +151,8 @@ void fl_dev_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int
 void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
 void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
 void fl_dev_synchronize(struct fl_backend *be);
+/* The core the device computes on (ops->compute_core), -1 when it has none of
+ * its own; busy_left_out (may be NULL) gets the cores it left out as busy. */
+int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out);
 
 #endif

@@ -118,14 +118,15 @@ void fl_rt_set_dispatch(struct fl_rt *rt, void (*fn)(void *arg, const struct fl_
  * else fresh host pages (mmap, touched now). fl_tensor_free gives it back at
  * once (cudaFree, which waits for the device; else munmap). */
 struct fl_tensor *fl_rt_empty_uncached(struct fl_rt *rt, int rows, int cols);
-/* How fast the calling thread's core runs the device's GEMM now: the fastest
- * of FL_CORE_PROBE_REPS runs of gemm_kernel on FL_CORE_PROBE_N-square floats,
- * in ms, called directly (no launch, nothing recorded). On a virtual machine a
- * core whose physical sibling another tenant keeps busy runs this up to twice
- * as slow as its neighbour with nothing in the guest showing why. */
+/* How fast a core runs the device's GEMM now: the fastest of
+ * FL_CORE_PROBE_REPS runs of gemm_kernel on FL_CORE_PROBE_N-square floats, in
+ * ms, called directly (no launch, nothing recorded), on `core` (the calling
+ * thread moves there for the probe and back; -1: where it runs). On a virtual
+ * machine a core whose physical sibling another tenant keeps busy runs this up
+ * to twice as slow as its neighbour with nothing in the guest showing why. */
 #define FL_CORE_PROBE_N 128
 #define FL_CORE_PROBE_REPS 5
-double fl_rt_core_probe_ms(void);
+double fl_rt_core_probe_ms(int core);
 /* x.to(float16) and h.to(float32): real conversions (round to nearest even),
  * each an fl::to op with its kernel. A half tensor is only for fl_rt_to_float. */
 struct fl_tensor *fl_rt_to_half(struct fl_rt *rt, const struct fl_tensor *x);

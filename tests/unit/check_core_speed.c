@@ -1,6 +1,7 @@
 /* Whether a run's cores kept one speed (generator/truth.c,
- * fl_truth_core_speed), judged from the rank reports' core probes, and the
- * probe itself (runtime/tensor.c, fl_rt_core_probe_ms). */
+ * fl_truth_core_speed), judged from the rank reports' core probes and their
+ * devices' GEMM speed step by step, and the probe itself (runtime/tensor.c,
+ * fl_rt_core_probe_ms). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,47 @@ START_TEST(one_rank_against_itself)
 }
 END_TEST
 
+/* rank r's device ran its steps' fastest GEMMs at ns[0..n) per multiply-add, from step `from` */
+static void steps(cJSON *report, long from, const double *ns, int n)
+{
+	cJSON *p = cJSON_GetObjectItemCaseSensitive(report, "core_probe");
+	cJSON_AddNumberToObject(p, "step_gemm_from", (double)from);
+	cJSON_AddItemToObject(p, "step_gemm_ns_per_mac", cJSON_CreateDoubleArray(ns, n));
+}
+
+START_TEST(a_speed_change_inside_the_window_is_unequal)
+{
+	/* the probes at both ends agree; step 5 ran its GEMMs 1.8x as long */
+	cJSON *rep[2];
+	const double s[2] = {0.110, 0.111}, e[2] = {0.111, 0.110};
+	const double steady[4] = {0.080, 0.082, 0.079, 0.081}, changed[4] = {0.080, 0.081, 0.144, 0.079};
+	reports(rep, 2, s, e);
+	steps(rep[0], 2, steady, 4);
+	steps(rep[1], 2, steady, 4);
+	struct fl_core_speed rs;
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.110, &rs), 0);
+	release(rep, 2);
+	reports(rep, 2, s, e);
+	steps(rep[0], 2, steady, 4);
+	steps(rep[1], 3, changed, 4);
+	ck_assert_int_eq(fl_truth_core_speed(rep, 2, 0.110, &rs), 1);
+	ck_assert(rs.spread > 1.8 && rs.spread < 1.85);
+	ck_assert_msg(strstr(rs.why, "rank 1's device") && strstr(rs.why, "step 5") && strstr(rs.why, "step 6") &&
+			      strstr(rs.why, "during the window"),
+		      "%s", rs.why);
+	release(rep, 2);
+	/* a step that ran no GEMM (0) is no measurement */
+	const double gap[4] = {0.080, 0, 0.081, 0.080};
+	reports(rep, 1, s, e);
+	steps(rep[0], 2, gap, 4);
+	ck_assert_int_eq(fl_truth_core_speed(rep, 1, 0.110, &rs), 0);
+	release(rep, 1);
+}
+END_TEST
+
 START_TEST(probe_measures)
 {
-	double a = fl_rt_core_probe_ms(), b = fl_rt_core_probe_ms();
+	double a = fl_rt_core_probe_ms(-1), b = fl_rt_core_probe_ms(0);
 	ck_assert(a > 0 && b > 0);
 	ck_assert(a < 1000 && b < 1000);
 }
@@ -119,6 +158,7 @@ int main(void)
 	tcase_add_test(tc, the_machine_changing_speed_is_unequal);
 	tcase_add_test(tc, nothing_to_compare);
 	tcase_add_test(tc, one_rank_against_itself);
+	tcase_add_test(tc, a_speed_change_inside_the_window_is_unequal);
 	tcase_add_test(tc, probe_measures);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
