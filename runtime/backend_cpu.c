@@ -5,8 +5,10 @@
  * time has passed (sleeping the bulk, spinning the last stretch, so short
  * kernels are stretched as exactly as long ones), as a clock-throttled CPU
  * takes longer for the same work. The statistics count kernels, their real
- * time and the time added. The state is the process's own (a cpu run is one
- * rank per process): open resets it, so nothing is allocated. */
+ * time and the time added; each step's fastest gemm_kernel per multiply-add
+ * is kept (gemm_speed), as on emu, to tell a machine that changed speed. The
+ * state is the process's own (a cpu run is one rank per process): open resets
+ * it, so nothing is allocated. */
 #include <string.h>
 
 #include "capture/clock.h"
@@ -14,11 +16,30 @@
 
 /* Below this much extra time the pause spins instead of sleeping. */
 #define CPU_SPIN_NS 200000.0
+/* Steps whose GEMM speed the device keeps (cpu_gemm_speed). */
+#define CPU_STEPS 4096
 
 struct cpu_dev {
 	double clock_factor;
 	struct fl_device_stats st;
+	long step; /* the host's step (mark_step); -1 before the first */
+	double step_ns_per_mac[CPU_STEPS];
 };
+
+static int is_gemm(const struct fl_kernel *k, const struct fl_kernel_args *a)
+{
+	return a->m > 0 && a->n > 0 && a->k > 0 && strcmp(k->name, "gemm_kernel") == 0;
+}
+
+/* a GEMM of this step ran real_ns: the step's fastest per multiply-add */
+static void gemm_ran(struct cpu_dev *d, const struct fl_kernel_args *a, double real_ns)
+{
+	if (d->step < 0 || d->step >= CPU_STEPS)
+		return;
+	double v = real_ns / ((double)a->m * a->n * a->k), *best = &d->step_ns_per_mac[d->step];
+	if (*best <= 0 || v < *best)
+		*best = v;
+}
 
 static struct cpu_dev cpu_state;
 
@@ -27,6 +48,7 @@ static enum fl_status cpu_open(struct fl_backend *be, const struct fl_backend_co
 	be->cfg = *cfg;
 	memset(&cpu_state, 0, sizeof(cpu_state));
 	cpu_state.clock_factor = 1.0;
+	cpu_state.step = -1;
 	be->state = &cpu_state;
 	return FL_OK;
 }
@@ -36,7 +58,13 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	(void)stream;
 	struct cpu_dev *d = be->state;
 	if (!d || d->clock_factor <= 1.0) {
-		k->run(a);
+		if (d && is_gemm(k, a)) {
+			uint64_t t0 = fl_clock_ticks();
+			k->run(a);
+			gemm_ran(d, a, (double)fl_clock_delta_ns(t0, fl_clock_ticks()));
+		} else {
+			k->run(a);
+		}
 		if (d)
 			d->st.kernels++;
 		return;
@@ -45,6 +73,8 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	k->run(a);
 	uint64_t t1 = fl_clock_ticks();
 	double real_ns = (double)fl_clock_delta_ns(t0, t1);
+	if (is_gemm(k, a))
+		gemm_ran(d, a, real_ns);
 	double extra_ns = real_ns * (d->clock_factor - 1.0);
 	if (extra_ns > CPU_SPIN_NS)
 		fl_sleep_ms((extra_ns - CPU_SPIN_NS / 2) / 1e6);
@@ -65,6 +95,19 @@ static void cpu_copy(struct fl_backend *be, void *dst, const void *src, size_t b
 	struct cpu_dev *d = be->state;
 	if (d)
 		d->st.copies++;
+}
+
+static void cpu_mark_step(struct fl_backend *be, long step)
+{
+	struct cpu_dev *d = be->state;
+	if (d)
+		d->step = step;
+}
+
+static double cpu_gemm_speed(const struct fl_backend *be, long step)
+{
+	const struct cpu_dev *d = be->state;
+	return d && step >= 0 && step < CPU_STEPS ? d->step_ns_per_mac[step] : 0;
 }
 
 static enum fl_status cpu_set_clock_factor(struct fl_backend *be, double factor)
@@ -106,6 +149,8 @@ const struct fl_backend_ops fl_backend_cpu = {
 	.summary = "ops run inline on the host thread (a CPU-only profiler capture)",
 	.asynchronous = 0,
 	.open = cpu_open,
+	.mark_step = cpu_mark_step,
+	.gemm_speed = cpu_gemm_speed,
 	.launch = cpu_launch,
 	.copy = cpu_copy,
 	.set_clock_factor = cpu_set_clock_factor,
