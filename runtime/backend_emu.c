@@ -55,7 +55,7 @@
 
 /* How long a single-process run watches the cores before it gives its
  * compute worker one (choose_cores). */
-#define EMU_QUIET_WINDOW_MS 50
+#define EMU_QUIET_WINDOW_MS 30
 /* Steps whose GEMM speed the device keeps (emu_gemm_speed). */
 #define EMU_STEPS 4096
 /* The last stretch of a clock-factor pause is spun, the rest slept. */
