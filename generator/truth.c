@@ -421,20 +421,20 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(ml, "involuntary_switches", (double)l->involuntary_switches);
 		cJSON_AddBoolToObject(ml, "stolen", fl_machine_load_busy(l));
 	}
-	if (in->pin_core >= 0) {
+	/* how the cores were shared out: ranks each on one (multi-rank), or one
+	 * process's emulated device on its own */
+	int multi = in->pin_core >= 0, core = multi ? in->pin_core : in->device_core;
+	if (core >= 0) {
 		cJSON *pin = cJSON_AddObjectToObject(env, "pinning");
-		cJSON_AddStringToObject(pin, "rule", "each rank on one core, round robin over its node's cores; a core "
-					"over half busy with other processes at the start is left out when the quiet "
-					"ones hold the ranks evenly");
-		cJSON_AddNumberToObject(pin, "rank0_core", in->pin_core);
-		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->pin_busy_left_out);
-	} else if (in->device_core >= 0) {
-		cJSON *pin = cJSON_AddObjectToObject(env, "pinning");
-		cJSON_AddStringToObject(pin, "rule", "one process: the emulated device's compute worker on a core of its "
-					"own, the host's threads on the other quiet cores (every core when only one is "
-					"quiet); a core over half busy with other processes at the start is left out");
-		cJSON_AddNumberToObject(pin, "device_core", in->device_core);
-		cJSON_AddNumberToObject(pin, "busy_cores_left_out", in->device_busy_left_out);
+		cJSON_AddStringToObject(pin, "rule",
+					multi ? "each rank on one core, round robin over its node's cores; a core over half "
+						"busy with other processes at the start is left out when the quiet ones hold "
+						"the ranks evenly"
+					      : "one process: the emulated device's compute worker on a core of its own, the "
+						"host's threads on the other quiet cores (every core when only one is quiet); a "
+						"core over half busy with other processes at the start is left out");
+		cJSON_AddNumberToObject(pin, multi ? "rank0_core" : "device_core", core);
+		cJSON_AddNumberToObject(pin, "busy_cores_left_out", multi ? in->pin_busy_left_out : in->device_busy_left_out);
 	}
 	add_core_speed(env, in, reports, n_reports);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)
