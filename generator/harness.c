@@ -592,7 +592,7 @@ static enum fl_status run_open(struct run *x)
 		fl_workload_calibrate(&r->calibration, &x->be, &x->shape, sc->workload.phases, sc->workload.n_phases,
 				      sc->workload.target_step_ms, x->seed);
 	if (r->rank == 0)
-		r->calibration.probe_ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL));
+		r->calibration.probe_ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL, NULL));
 	if ((st = fl_comm_bcast(&r->calibration, sizeof(r->calibration), 0)))
 		return st;
 	if (!x->o->quiet && r->rank == 0)
@@ -717,7 +717,7 @@ static double probe_core(const struct run *x)
 	double ms = 0;
 	for (int r = 0; r < x->r->world_size; r++) {
 		if (r == x->r->rank)
-			ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL));
+			ms = fl_rt_core_probe_ms(fl_dev_compute_core(&x->be, NULL, NULL));
 		fl_comm_barrier();
 	}
 	return ms;
@@ -869,7 +869,7 @@ static enum fl_status run_write(struct run *x)
 		int core, left;
 		fl_comm_pinning(&core, &left);
 		if (core < 0)
-			core = fl_dev_compute_core(be, NULL);
+			core = fl_dev_compute_core(be, NULL, NULL);
 		cJSON *p = cJSON_AddObjectToObject(x->report, "core_probe");
 		cJSON_AddNumberToObject(p, "core", core);
 		cJSON_AddNumberToObject(p, "start_ms", x->core_ms[0]);
@@ -907,7 +907,7 @@ static enum fl_status run_write(struct run *x)
 			.machine_load = &x->load,
 		};
 		fl_comm_pinning(&ti.pin_core, &ti.pin_busy_left_out);
-		ti.device_core = fl_dev_compute_core(be, &ti.device_busy_left_out);
+		ti.device_core = fl_dev_compute_core(be, &ti.device_busy_left_out, &ti.device_quiet_cores);
 		struct fl_core_speed cs;
 		ti.cores_unequal = fl_truth_core_speed(reports, n, r->calibration.probe_ms, &cs);
 		ti.core_speed = &cs;

@@ -431,10 +431,13 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 						"busy with other processes at the start is left out when the quiet ones hold "
 						"the ranks evenly"
 					      : "one process: the emulated device's compute worker on a core of its own, the "
-						"host's threads on the other quiet cores (every core when only one is quiet); a "
-						"core over half busy with other processes at the start is left out");
+						"host's threads on the other quiet cores (every core when fewer than two are "
+						"quiet: quiet_cores); a core over half busy with other processes at the start is "
+						"left out");
 		cJSON_AddNumberToObject(pin, multi ? "rank0_core" : "device_core", core);
 		cJSON_AddNumberToObject(pin, "busy_cores_left_out", multi ? in->pin_busy_left_out : in->device_busy_left_out);
+		if (!multi) /* under 2: the host's threads and the device took turns on one core */
+			cJSON_AddNumberToObject(pin, "quiet_cores", in->device_quiet_cores);
 	}
 	add_core_speed(env, in, reports, n_reports);
 	if (strcmp(in->sc->workload.kind, "moe") == 0)

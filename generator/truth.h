@@ -57,6 +57,7 @@ struct fl_truth_input {
 	const struct fl_machine_load *machine_load; /* may be NULL */
 	int pin_core, pin_busy_left_out;            /* rank 0's fl_comm_pinning (core -1: not pinned) */
 	int device_core, device_busy_left_out;      /* fl_dev_compute_core (-1: the device has no core of its own) */
+	int device_quiet_cores;                     /* ...and the cores it found quiet */
 	/* fl_truth_core_speed of these reports (the caller warns from it too);
 	 * cores_unequal -1: nothing to compare, no environment.core_speed */
 	const struct fl_core_speed *core_speed;

@@ -122,7 +122,7 @@ struct emu_dev {
 	enum fl_status comm_error;
 	/* choose_cores: the compute worker's core (-1: it floats), the allowed
 	 * cores left out busy, and the host thread's affinity to give back */
-	int compute_core, busy_left_out, host_pinned;
+	int compute_core, busy_left_out, quiet_cores, host_pinned;
 	cpu_set_t host_affinity;
 	/* the machine's speed, step by step (emu_gemm_speed): the host's step as
 	 * it launches, and each step's fastest gemm_kernel in ns of real work per
@@ -371,8 +371,10 @@ static void write_props(struct emu_dev *d)
  * kernel's length would then depend on where the worker ran, a speed change
  * nothing injected, inside one run. The quiet cores are those other processes
  * keep under half busy over EMU_QUIET_WINDOW_MS; the worker takes the last
- * quiet one, the host thread (and the threads it starts from now on) the other
- * quiet ones, or every allowed core when only one is quiet. Ranks of a
+ * quiet one (the last allowed one when none is), the host thread (and the
+ * threads it starts from now on) the other quiet ones, or every allowed core
+ * when fewer than two are quiet; then the host can run beside the device, and
+ * the truth says so (quiet_cores). Ranks of a
  * multi-rank run are pinned whole by the comm layer instead; FL_NO_PIN, one
  * allowed core or no /proc/stat leave the worker to the scheduler. */
 static void choose_cores(struct emu_dev *d, int world_size)
@@ -400,6 +402,7 @@ static void choose_cores(struct emu_dev *d, int world_size)
 	}
 	d->compute_core = last_quiet >= 0 ? last_quiet : last_allowed;
 	d->busy_left_out = last_quiet >= 0 ? CPU_COUNT(&allowed) - CPU_COUNT(&quiet) : 0;
+	d->quiet_cores = CPU_COUNT(&quiet);
 	if (last_quiet >= 0 && CPU_COUNT(&quiet) >= 2) {
 		CPU_CLR(d->compute_core, &quiet);
 		d->host_affinity = allowed;
@@ -407,11 +410,13 @@ static void choose_cores(struct emu_dev *d, int world_size)
 	}
 }
 
-static int emu_compute_core(const struct fl_backend *be, int *busy_left_out)
+static int emu_compute_core(const struct fl_backend *be, int *busy_left_out, int *quiet_cores)
 {
 	const struct emu_dev *d = be->state;
 	if (busy_left_out)
 		*busy_left_out = d ? d->busy_left_out : 0;
+	if (quiet_cores)
+		*quiet_cores = d ? d->quiet_cores : 0;
 	return d ? d->compute_core : -1;
 }
 

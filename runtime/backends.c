@@ -51,9 +51,12 @@ void fl_dev_synchronize(struct fl_backend *be)
 		be->ops->synchronize(be);
 }
 
-int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out)
+int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out, int *quiet_cores)
 {
 	if (busy_left_out)
 		*busy_left_out = 0;
-	return be->ops && be->ops->compute_core && be->state ? be->ops->compute_core(be, busy_left_out) : -1;
+	if (quiet_cores)
+		*quiet_cores = 0;
+	return be->ops && be->ops->compute_core && be->state ? be->ops->compute_core(be, busy_left_out, quiet_cores)
+							      : -1;
 }

@@ -65,9 +65,10 @@ struct fl_backend_ops {
 	/* called once before the first step; may refuse (no device, no driver) */
 	enum fl_status (*open)(struct fl_backend *be, const struct fl_backend_config *cfg);
 	/* the core the device computes on, when the backend pinned it there (-1:
-	 * wherever the scheduler puts it), and how many allowed cores it left out
-	 * as busy with other processes (NULL: the device has no core of its own) */
-	int (*compute_core)(const struct fl_backend *be, int *busy_left_out);
+	 * wherever the scheduler puts it), how many allowed cores it left out as
+	 * busy with other processes, and how many were quiet when it chose (NULL:
+	 * the device has no core of its own) */
+	int (*compute_core)(const struct fl_backend *be, int *busy_left_out, int *quiet_cores);
 	/* called as the host starts step `step` (NULL: the device keeps no steps) */
 	void (*mark_step)(struct fl_backend *be, long step);
 	/* the fastest gemm_kernel of `step` in ns of real work per multiply-add,
@@ -152,7 +153,8 @@ void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
 void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
 void fl_dev_synchronize(struct fl_backend *be);
 /* The core the device computes on (ops->compute_core), -1 when it has none of
- * its own; busy_left_out (may be NULL) gets the cores it left out as busy. */
-int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out);
+ * its own; busy_left_out and quiet_cores (either may be NULL) get the cores
+ * it left out as busy and those it found quiet. */
+int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out, int *quiet_cores);
 
 #endif

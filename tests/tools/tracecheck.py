@@ -110,19 +110,21 @@ def check(cond, what):
         failures.append(what)
 
 
-def tcheck(cond, what, stem=None):
+def tcheck(cond, what, stem=None, speed=True):
     """a timing check: asserted unless timing_skip says why not, or (with stem)
-    crowded() says so of that scenario's run"""
+    crowded() says so of that scenario's run (speed=False: only its sharing of
+    cores, not the cores' speed, for a share whose margin a speed change does
+    not reach)"""
     why = timing_skip
     if not why and stem and timing_dir:
-        why = crowded(timing_dir, stem)
+        why = crowded(timing_dir, stem, speed)
     if why:
         print("skip  %s (%s)" % (what, why))
     else:
         check(cond, what)
 
 
-def crowded(out, stem=None):
+def crowded(out, stem=None, speed=True):
     """Why the ranks of the runs in OUT_DIR (those named STEM, if given) could
     not run side by side, or at one speed, or None.
     A run leaves out a core that another process keeps over half busy when it
@@ -130,11 +132,16 @@ def crowded(out, stem=None):
     than the machine has: on 2 cores with one taken, 2 ranks take turns on the
     other. A pipeline's stages then cannot overlap, compute doubles against a
     paced link: the timing between ranks measures the crowding, not the
-    scenario. Or the cores did not keep one speed (the truth's
+    scenario. One process on the emulated device gives the device a quiet
+    core and its host the others: with fewer than two quiet cores (the truth's
+    pinning.quiet_cores) the device shared its core with the host or another
+    process, and a share of host time against device time measures that. Or
+    (unless speed is False) the cores did not keep one speed (the truth's
     environment.core_speed: each rank's core timed on the device's GEMM as the
-    window opened and closed): on a virtual machine a core whose physical
-    sibling another guest keeps busy runs the GEMM up to twice as long, and
-    its rank poses as a straggler. The run says so on stderr and in the truth;
+    window opened and closed, and each step's fastest GEMM): on a virtual
+    machine a core whose physical sibling another guest keeps busy runs the
+    GEMM up to twice as long, and its rank poses as a straggler. The run says
+    so on stderr and in the truth;
     the test reads it."""
     for f in sorted(os.listdir(out)):
         if not f.endswith(".truth.json") or (stem and f != stem + ".truth.json"):
@@ -142,13 +149,18 @@ def crowded(out, stem=None):
         with open(os.path.join(out, f), encoding="utf-8") as fh:
             env = json.load(fh)["environment"]
         world, cpus = env.get("world_size", 1), env.get("cpus", 1)
-        left = (env.get("pinning") or {}).get("busy_cores_left_out", 0)
+        pin = env.get("pinning") or {}
+        left = pin.get("busy_cores_left_out", 0)
         if world > 1 and 0 < left < cpus and -(-world // (cpus - left)) > -(-world // cpus):
             return ("%s: %d ranks on %d of %d cores, %d left out busy with another process"
                     % (f[:-len(".truth.json")], world, cpus - left, cpus, left))
-        speed = env.get("core_speed") or {}
-        if speed.get("unequal"):
-            return "%s: the cores did not keep one speed: %s" % (f[:-len(".truth.json")], speed.get("why"))
+        if world == 1 and "device_core" in pin and pin.get("quiet_cores", 2) < 2:
+            return ("%s: %d of %d cores quiet when the run started: the emulated device had no quiet core to "
+                    "itself (the host's threads or another process ran beside it)"
+                    % (f[:-len(".truth.json")], pin["quiet_cores"], cpus))
+        cs = env.get("core_speed") or {}
+        if speed and cs.get("unequal"):
+            return "%s: the cores did not keep one speed: %s" % (f[:-len(".truth.json")], cs.get("why"))
     return None
 
 
@@ -930,7 +942,11 @@ def catalog_b(out):
         opt = t.spans_in_step("optimizer")
         ms = t.step_ms()
         share = median([opt.get(k, 0) / ms[k] for k in ms])
-        check(share >= 0.3, "lab-finetune: the optimizer phase is >= 30%% of the step (median %.2f)" % share)
+        # host launches against device compute: a timing share, judged when
+        # the host and the device each had a core (its margin, ~0.8 against
+        # 0.3, is beyond the cores' changes of speed)
+        tcheck(share >= 0.3, "lab-finetune: the optimizer phase is >= 30%% of the step (median %.2f)" % share,
+               "lab-finetune", speed=False)
     if "lab-inference.json.gz" in names:
         t = DeviceTrace(os.path.join(out, "lab-inference.json.gz"))
         truth = truth_of(out, "lab-inference")
