@@ -16,30 +16,13 @@
 
 /* Below this much extra time the pause spins instead of sleeping. */
 #define CPU_SPIN_NS 200000.0
-/* Steps whose GEMM speed the device keeps (cpu_gemm_speed). */
-#define CPU_STEPS 4096
 
 struct cpu_dev {
 	double clock_factor;
 	struct fl_device_stats st;
 	long step; /* the host's step (mark_step); -1 before the first */
-	double step_ns_per_mac[CPU_STEPS];
+	struct fl_gemm_meter gemm;
 };
-
-static int is_gemm(const struct fl_kernel *k, const struct fl_kernel_args *a)
-{
-	return a->m > 0 && a->n > 0 && a->k > 0 && strcmp(k->name, "gemm_kernel") == 0;
-}
-
-/* a GEMM of this step ran real_ns: the step's fastest per multiply-add */
-static void gemm_ran(struct cpu_dev *d, const struct fl_kernel_args *a, double real_ns)
-{
-	if (d->step < 0 || d->step >= CPU_STEPS)
-		return;
-	double v = real_ns / ((double)a->m * a->n * a->k), *best = &d->step_ns_per_mac[d->step];
-	if (*best <= 0 || v < *best)
-		*best = v;
-}
 
 static struct cpu_dev cpu_state;
 
@@ -57,11 +40,12 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 {
 	(void)stream;
 	struct cpu_dev *d = be->state;
+	double macs = d ? fl_gemm_macs(k, a) : 0;
 	if (!d || d->clock_factor <= 1.0) {
-		if (d && is_gemm(k, a)) {
+		if (macs > 0) {
 			uint64_t t0 = fl_clock_ticks();
 			k->run(a);
-			gemm_ran(d, a, (double)fl_clock_delta_ns(t0, fl_clock_ticks()));
+			fl_gemm_meter_note(&d->gemm, d->step, (double)fl_clock_delta_ns(t0, fl_clock_ticks()), macs);
 		} else {
 			k->run(a);
 		}
@@ -73,8 +57,7 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	k->run(a);
 	uint64_t t1 = fl_clock_ticks();
 	double real_ns = (double)fl_clock_delta_ns(t0, t1);
-	if (is_gemm(k, a))
-		gemm_ran(d, a, real_ns);
+	fl_gemm_meter_note(&d->gemm, d->step, real_ns, macs);
 	double extra_ns = real_ns * (d->clock_factor - 1.0);
 	if (extra_ns > CPU_SPIN_NS)
 		fl_sleep_ms((extra_ns - CPU_SPIN_NS / 2) / 1e6);
@@ -107,7 +90,7 @@ static void cpu_mark_step(struct fl_backend *be, long step)
 static double cpu_gemm_speed(const struct fl_backend *be, long step)
 {
 	const struct cpu_dev *d = be->state;
-	return d && step >= 0 && step < CPU_STEPS ? d->step_ns_per_mac[step] : 0;
+	return d ? fl_gemm_meter_get(&d->gemm, step) : 0;
 }
 
 static enum fl_status cpu_set_clock_factor(struct fl_backend *be, double factor)

@@ -56,8 +56,6 @@
 /* How long a single-process run watches the cores before it gives its
  * compute worker one (choose_cores). */
 #define EMU_QUIET_WINDOW_MS 30
-/* Steps whose GEMM speed the device keeps (emu_gemm_speed). */
-#define EMU_STEPS 4096
 /* The last stretch of a clock-factor pause is spun, the rest slept. */
 #define EMU_SPIN_NS 150000.0
 #define QCAP 4096
@@ -125,10 +123,9 @@ struct emu_dev {
 	int compute_core, busy_left_out, quiet_cores, host_pinned;
 	cpu_set_t host_affinity;
 	/* the machine's speed, step by step (emu_gemm_speed): the host's step as
-	 * it launches, and each step's fastest gemm_kernel in ns of real work per
-	 * multiply-add (under stats_mu) */
+	 * it launches, and each step's fastest GEMM (under stats_mu) */
 	long host_step;
-	double step_ns_per_mac[EMU_STEPS];
+	struct fl_gemm_meter gemm;
 };
 
 static struct emu_stream *stream_of(struct emu_dev *d, int id)
@@ -296,11 +293,7 @@ static void *worker_main(void *arg)
 			if (d->clock_factor > 1.0)
 				d->st.slowed_ms += real_ns / 1e6;
 			d->st.kernels++;
-			if (op.macs > 0 && op.step >= 0 && op.step < EMU_STEPS) {
-				double *best = &d->step_ns_per_mac[op.step], v = real_ns / op.macs;
-				if (*best <= 0 || v < *best)
-					*best = v;
-			}
+			fl_gemm_meter_note(&d->gemm, op.step, real_ns, op.macs);
 			pthread_mutex_unlock(&d->stats_mu);
 			break;
 		}
@@ -437,10 +430,8 @@ static void emu_mark_step(struct fl_backend *be, long step)
 static double emu_gemm_speed(const struct fl_backend *be, long step)
 {
 	struct emu_dev *d = be->state;
-	if (step < 0 || step >= EMU_STEPS)
-		return 0;
 	pthread_mutex_lock(&d->stats_mu);
-	double v = d->step_ns_per_mac[step];
+	double v = fl_gemm_meter_get(&d->gemm, step);
 	pthread_mutex_unlock(&d->stats_mu);
 	return v;
 }
@@ -493,9 +484,8 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 static void emu_launch(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream)
 {
 	struct emu_dev *d = be->state;
-	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k), .step = d->host_step};
-	if (strcmp(k->name, "gemm_kernel") == 0 && a->m > 0 && a->n > 0 && a->k > 0)
-		op.macs = (double)a->m * a->n * a->k;
+	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k), .step = d->host_step,
+			    .macs = fl_gemm_macs(k, a)};
 	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
 	if (be->launch_work) /* the host side of the launch: checks, descriptor */
 		be->launch_work(be->launch_work_arg, k, a);

@@ -60,3 +60,24 @@ int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out, int *qu
 	return be->ops && be->ops->compute_core && be->state ? be->ops->compute_core(be, busy_left_out, quiet_cores)
 							      : -1;
 }
+
+double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a)
+{
+	if (a->m <= 0 || a->n <= 0 || a->k <= 0 || strcmp(k->name, "gemm_kernel") != 0)
+		return 0;
+	return (double)a->m * a->n * a->k;
+}
+
+void fl_gemm_meter_note(struct fl_gemm_meter *m, long step, double real_ns, double macs)
+{
+	if (step < 0 || step >= FL_GEMM_METER_STEPS || !(macs > 0))
+		return;
+	double v = real_ns / macs, *best = &m->ns_per_mac[step];
+	if (*best <= 0 || v < *best)
+		*best = v;
+}
+
+double fl_gemm_meter_get(const struct fl_gemm_meter *m, long step)
+{
+	return step >= 0 && step < FL_GEMM_METER_STEPS ? m->ns_per_mac[step] : 0;
+}

@@ -152,6 +152,21 @@ void fl_dev_release(struct fl_backend *be, void (*fn)(void *ctx), void *ctx, int
 void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
 void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
 void fl_dev_synchronize(struct fl_backend *be);
+/* A backend's record of how fast its core ran the same shapes, step by step
+ * (ops->gemm_speed): each step's fastest gemm_kernel in ns of real work per
+ * multiply-add, the fastest because a thread beside the work only ever
+ * lengthens a kernel; steps from FL_GEMM_METER_STEPS on are not kept. */
+#define FL_GEMM_METER_STEPS 4096
+struct fl_gemm_meter {
+	double ns_per_mac[FL_GEMM_METER_STEPS]; /* 0: the step ran no GEMM */
+};
+/* gemm_kernel's multiply-adds (m·n·k) for these arguments, 0 for any other kernel */
+double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a);
+/* a GEMM of `macs` multiply-adds ran real_ns in `step` */
+void fl_gemm_meter_note(struct fl_gemm_meter *m, long step, double real_ns, double macs);
+/* `step`'s fastest GEMM in ns per multiply-add, 0 when none was noted */
+double fl_gemm_meter_get(const struct fl_gemm_meter *m, long step);
+
 /* The core the device computes on (ops->compute_core), -1 when it has none of
  * its own; busy_left_out and quiet_cores (either may be NULL) get the cores
  * it left out as busy and those it found quiet. */
