@@ -275,7 +275,7 @@ static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *c
 	snprintf(text, sizeof(text),
 		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on the core each "
 		 "rank's device computes on, the ranks one at a time, as the window opened and as it closed; rank 0's "
-		 "also right after calibrating; and, on a device that measures it (emu), each recorded step's fastest "
+		 "also right after calibrating; and, on a device that measures it (emu, cpu), each recorded step's fastest "
 		 "gemm_kernel in ns of real work per multiply-add (step_gemm_ns_per_mac, from step step_gemm_from)",
 		 FL_CORE_PROBE_REPS, FL_CORE_PROBE_N, FL_CORE_PROBE_N);
 	cJSON_AddStringToObject(o, "probe", text);
