@@ -25,10 +25,13 @@
  *
  * A clock factor f > 1 emulates a throttled device: a stamp kernel before each
  * compute kernel notes the device clock once the host has enqueued the kernel
- * (a gate in host-mapped memory, so launch gaps of a starved stream are not
- * counted), a stretch kernel after it spins for (f − 1) × the kernel's own
- * time (since the stamp, less the measured stamp-to-stretch time around no
- * work); the capture folds both into the stretched kernel.
+ * and the stretch after it (a gate in host-mapped memory, so launch gaps of a
+ * starved stream are not counted, before the kernel or between it and its
+ * stretch), and a stretch kernel after it spins until the kernel has taken f ×
+ * its own device time, fixed cost included (from its start, the stamp plus
+ * c1, to its end, the stretch's start less g2: both measured around an empty
+ * kernel that notes its own start and end); the capture folds both into the
+ * stretched kernel.
  *
  * cuBLAS and NCCL are loaded with dlopen when the backend opens (cuda_libs.c).
  *
@@ -180,36 +183,43 @@ static void gate_open(struct cuda_dev *d)
 	__atomic_store_n(&d->counters->gate, d->stamp_seq, __ATOMIC_RELEASE);
 }
 
-static void stretch_launch(struct cuda_dev *d, float factor, unsigned long long baseline_ns, cudaStream_t s)
+static void stretch_launch(struct cuda_dev *d, float factor, cudaStream_t s)
 {
 	const unsigned long long *stamp = d->stamp;
 	struct fl_clock_counters *c = d->counters;
-	void *ta[] = {&stamp, &factor, &baseline_ns, &c};
+	void *ta[] = {&stamp, &factor, &d->c1_ns, &d->g2_ns, &c};
 	CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_stretch, (dim3){1, 1, 1}, (dim3){1, 1, 1}, ta, 0, s));
 }
 
-/* The stamp-to-stretch time around an empty kernel (the launch-to-launch time
- * of three back-to-back kernels): the least of a few tries, taken off every
- * measured kernel so the stretch is proportional to the kernel alone. Runs
- * when the fault is set up, outside any op and before the recorded window. */
+/* Where work starts after its stamp (c1) and how long after its end the
+ * stretch starts (g2), around an empty kernel that notes its own start and
+ * end: the try with the shortest stamp-to-stretch time of a few. Runs when
+ * the fault is set up, outside any op and before the recorded window. */
 static int measure_baseline(struct cuda_dev *d)
 {
 	unsigned long long best = ~0ull;
+	struct fl_clock_counters *c = d->counters;
+	d->c1_ns = d->g2_ns = 0;
 	for (int i = 0; i < 16 && !d->error; i++) {
-		unsigned long long before = ((volatile struct fl_clock_counters *)d->counters)->kernel_ns;
+		void *ea[] = {&c};
 		stamp_launch(d, d->compute);
-		CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_empty, (dim3){1, 1, 1}, (dim3){1, 1, 1}, NULL, 0, d->compute));
+		CUDA_OK(d, cudaLaunchKernel(fl_cuda_clock_empty, (dim3){1, 1, 1}, (dim3){1, 1, 1}, ea, 0, d->compute));
+		stretch_launch(d, 1.0f, d->compute);
 		gate_open(d);
-		stretch_launch(d, 1.0f, 0, d->compute);
 		if (!CUDA_OK(d, cudaStreamSynchronize(d->compute)))
 			break;
-		unsigned long long t = ((volatile struct fl_clock_counters *)d->counters)->kernel_ns - before;
-		if (t < best)
-			best = t;
+		volatile struct fl_clock_counters *vc = c;
+		unsigned long long st = vc->probe[0], s1 = vc->probe[1], e0 = vc->probe[2], e1 = vc->probe[3];
+		if (!(st <= e0 && e0 <= e1 && e1 <= s1))
+			continue; /* a clock that went backwards: not a reading */
+		if (s1 - st < best) {
+			best = s1 - st;
+			d->c1_ns = e0 - st;
+			d->g2_ns = s1 - e1;
+		}
 	}
 	if (d->error)
 		return 0;
-	d->baseline_ns = best;
 	d->counters->kernel_ns = d->counters->extra_ns = 0;
 	d->base = (struct fl_clock_counters){0};
 	return 1;
@@ -240,8 +250,12 @@ static void cuda_launch(struct fl_backend *be, const struct fl_kernel *k, const 
 	else
 		run_kernel(d, impl, a, s);
 	if (stretch) {
+		/* the gate opens once the stretch is enqueued too: kernel and stretch
+		 * then run back to back, and the host's time to launch the stretch
+		 * (which a tiny kernel finishes well inside) is not a gap in the
+		 * folded kernel */
+		stretch_launch(d, d->clock_factor, s);
 		gate_open(d);
-		stretch_launch(d, d->clock_factor, d->baseline_ns, s);
 	}
 	ext_pop(pushed);
 	d->st.kernels++;
@@ -412,7 +426,7 @@ static void cuda_stats(struct fl_backend *be, struct fl_device_stats *out, int r
 	*out = d->st;
 	if (d->counters) { /* throttled: the device's own account of real and added time */
 		volatile struct fl_clock_counters *c = d->counters;
-		struct fl_clock_counters now = {c->kernel_ns, c->extra_ns, 0};
+		struct fl_clock_counters now = {.kernel_ns = c->kernel_ns, .extra_ns = c->extra_ns};
 		out->kernel_ms = (double)(now.kernel_ns - d->base.kernel_ns) / 1e6;
 		out->stretched_ms = (double)(now.extra_ns - d->base.extra_ns) / 1e6;
 		if (reset)
@@ -502,7 +516,7 @@ static void source_window_begin(void *ctx)
 	struct cuda_dev *d = ctx;
 	if (d->counters && !d->error && CUDA_OK(d, cudaDeviceSynchronize())) {
 		volatile struct fl_clock_counters *c = d->counters;
-		d->win = (struct fl_clock_counters){c->kernel_ns, c->extra_ns, 0};
+		d->win = (struct fl_clock_counters){.kernel_ns = c->kernel_ns, .extra_ns = c->extra_ns};
 	}
 	if (d->capture)
 		fl_cupti_window_begin();
@@ -518,8 +532,9 @@ static enum fl_status source_collect(void *ctx, uint64_t t0, uint64_t t1)
 	if (d->env_factor) { /* what tests/gpu-check.sh compares with the trace's kernels */
 		volatile struct fl_clock_counters *c = d->counters;
 		fprintf(stderr, "faultline: cuda: FL_CUDA_CLOCK_FACTOR %.3f, recorded window: kernels %.3f ms, stretched by %.3f ms "
-			"(baseline %.3f us)\n", d->clock_factor, (double)(c->kernel_ns - d->win.kernel_ns) / 1e6,
-			(double)(c->extra_ns - d->win.extra_ns) / 1e6, (double)d->baseline_ns / 1e3);
+			"(stamp to kernel %.3f us, kernel to stretch %.3f us)\n", d->clock_factor,
+			(double)(c->kernel_ns - d->win.kernel_ns) / 1e6, (double)(c->extra_ns - d->win.extra_ns) / 1e6,
+			(double)d->c1_ns / 1e3, (double)d->g2_ns / 1e3);
 	}
 	if (!d->capture)
 		return FL_OK;

@@ -55,7 +55,7 @@ struct cuda_dev {
 	unsigned long long *stamp;           /* device: the clock stamp of the compute stream */
 	struct fl_clock_counters *counters;  /* host-mapped */
 	unsigned long long stamp_seq;        /* sequence number of the last stamp launched */
-	unsigned long long baseline_ns;      /* stamp → stretch time around no work */
+	unsigned long long c1_ns, g2_ns;     /* stamp → work start, work end → stretch start (an empty kernel) */
 	struct fl_clock_counters base;       /* counters at the last stats reset */
 	struct fl_clock_counters win;        /* counters when the recorded window began */
 	int env_factor;                      /* the factor came from FL_CUDA_CLOCK_FACTOR */

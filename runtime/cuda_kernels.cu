@@ -139,27 +139,42 @@ __global__ void fl_clock_stamp(unsigned long long *stamp, const struct fl_clock_
 	*stamp = global_ns();
 }
 
-// Spins for (factor - 1) x the bracketed work's own time: from the stamp to
-// this kernel's start, less the stamp-to-stretch time of no work at all
-// (baseline_ns, measured when the factor is set).
-__global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, unsigned long long baseline_ns,
-				 struct fl_clock_counters *c)
+// Ends the bracketed work at factor x its own device time, as a device whose
+// clock runs 1/factor as fast takes for every kernel, its fixed cost included.
+// The work began c1_ns after the stamp and ended g2_ns before this kernel began
+// (both measured around an empty kernel when the factor is set); it spins until
+// then, or not at all when it starts later than that (a kernel too short for a
+// second kernel's own cost to stretch it exactly).
+__global__ void fl_clock_stretch(const unsigned long long *stamp, float factor, unsigned long long c1_ns,
+				 unsigned long long g2_ns, struct fl_clock_counters *c)
 {
-	unsigned long long start = global_ns(), since = start - *stamp;
-	unsigned long long real = since > baseline_ns ? since - baseline_ns : 0;
-	unsigned long long until = start + (unsigned long long)((double)real * (double)(factor - 1.0f));
+	unsigned long long start = global_ns(), s = *stamp;
+	unsigned long long k0 = s + c1_ns, k1 = start > g2_ns ? start - g2_ns : start;
+	if (k1 < k0)
+		k1 = k0;
+	unsigned long long real = k1 - k0;
+	unsigned long long until = k0 + (unsigned long long)((double)real * (double)factor);
 	unsigned long long now = start;
 	while (now < until)
 		now = global_ns();
 	// host-mapped: the host reads these without synchronising
 	volatile struct fl_clock_counters *vc = c;
 	vc->kernel_ns += real;
-	vc->extra_ns += now - start;
+	vc->extra_ns += now - k1;
+	vc->probe[0] = s;
+	vc->probe[1] = start;
 	__threadfence_system();
 }
 
-// Nothing: what the stretch baseline is measured around.
-__global__ void fl_clock_empty(void) {}
+// Notes its own start and end: what the stamp-to-work and work-to-stretch
+// times are measured around.
+__global__ void fl_clock_empty(struct fl_clock_counters *c)
+{
+	volatile struct fl_clock_counters *vc = c;
+	vc->probe[2] = global_ns();
+	vc->probe[3] = global_ns();
+	__threadfence_system();
+}
 
 const struct fl_cuda_kernel fl_cuda_kernels[] = {
 	{"clamp_min_kernel", (const void *)clamp_min_kernel, FL_CUDA_ELEMENTWISE},

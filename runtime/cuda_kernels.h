@@ -47,14 +47,16 @@ struct fl_clock_counters {
 	unsigned long long kernel_ns;  /* the bracketed kernels' own time */
 	unsigned long long extra_ns;   /* time the stretch spun */
 	unsigned long long gate;       /* host: the last stamp whose kernel is enqueued */
+	unsigned long long probe[4];   /* the last stamp and stretch start; the empty kernel's start and end */
 };
 /* the longest a stamp waits for its gate (the host failed between the launches) */
 #define FL_CUDA_GATE_MAX_NS 10000000ull
 /* (unsigned long long *stamp, const struct fl_clock_counters *c, unsigned long long seq) */
 extern const void *const fl_cuda_clock_stamp;
-/* (const unsigned long long *stamp, float factor, unsigned long long baseline_ns, struct fl_clock_counters *c) */
+/* (const unsigned long long *stamp, float factor, unsigned long long c1_ns, unsigned long long g2_ns,
+ *  struct fl_clock_counters *c) */
 extern const void *const fl_cuda_clock_stretch;
-/* (void): the baseline is measured around it */
+/* (struct fl_clock_counters *c): the stamp-to-work and work-to-stretch times are measured around it */
 extern const void *const fl_cuda_clock_empty;
 #define FL_CUDA_CLOCK_STAMP_NAME "fl_clock_stamp"
 #define FL_CUDA_CLOCK_STRETCH_NAME "fl_clock_stretch"

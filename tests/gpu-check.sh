@@ -3,7 +3,7 @@
 #
 #   bash tests/gpu-check.sh [BUILD_DIR]          # default BUILD_DIR: build-gpu
 #   bash tests/gpu-check.sh --pack-deps [DIR]    # on a development machine: copy
-#                                                # cJSON and zlib into DIR (default
+#                                                # cJSON, zlib and Check into DIR (default
 #                                                # build-deps) for a machine without them
 #
 # Made for a bare CUDA image (nvcc, CMake, maybe ninja and PyTorch, no package
@@ -27,10 +27,13 @@
 #   for every kernel and no flow end without its start, every kernel/copy/
 #   memset linked to an op, no dropped records, a real device), signatures
 #   (tests/tools/tracecheck.py emu), throttle (FL_CUDA_CLOCK_FACTOR=3 on one
-#   GPU: the time added is 2x the kernels' own time, launch gaps not counted),
-#   overhead (r8-opstorm-emu step time with
+#   GPU, each scenario also run unthrottled at the same width: kernels of 10 us
+#   or more take 3x their unthrottled time; shorter ones' floor reported),
+#   overhead (r8-opstorm-emu step time at one fixed width with
 #   CUPTI on and off, FL_CUPTI=0, in alternating pairs: ratio and %, target
-#   <= FL_GPU_OVERHEAD_MAX, default 10 %).
+#   <= FL_GPU_OVERHEAD_MAX, default 10 %), kineto (the anchor: the same storm
+#   in PyTorch with torch.profiler on and off, bench/kineto_storm.py; skipped
+#   without torch).
 #
 # Results go to $OUT when it is set (the folder a remote runner brings back;
 # never deleted), else to a new temporary folder that is kept and printed:
@@ -68,6 +71,20 @@ if [ "${1:-}" = --pack-deps ]; then
 		echo "zlib: not found here (zlib.h and libz.a)"
 		ok=0
 	fi
+	# Check (optional: the unit tests, check_cupti): its headers and the static
+	# libraries pkg-config names for a static link (check, subunit)
+	ch=$(echo '#include <check.h>' | cc -E -M -x c - 2>/dev/null | tr ' \\' '\n\n' | grep -m1 '/check.h$')
+	ca=$(cc -print-file-name=libcheck_pic.a 2>/dev/null)
+	[ -e "$ca" ] || ca=$(cc -print-file-name=libcheck.a 2>/dev/null)
+	sa=$(cc -print-file-name=libsubunit.a 2>/dev/null)
+	if [ -n "$ch" ] && [ -e "$ca" ] && [ -e "$sa" ]; then
+		mkdir -p "$D/check/include" "$D/check/lib" &&
+			cp "$ch" "$(dirname "$ch")/check_stdint.h" "$D/check/include/" &&
+			cp -L "$ca" "$D/check/lib/libcheck.a" && cp -L "$sa" "$D/check/lib/libsubunit.a"
+		echo "Check: $ch, $ca, $sa"
+	else
+		echo "Check: not found here (check.h, libcheck.a, libsubunit.a); the unit tests will not be built there"
+	fi
 	echo "packed into $D (carry it to the GPU machine; FL_GPU_DEPS=$D, the default there too)"
 	[ $ok = 1 ]
 	exit
@@ -79,6 +96,7 @@ BUDGET=${FL_GPU_BUDGET_S:-480}
 RUN_TIMEOUT=${FL_GPU_RUN_TIMEOUT_S:-120}
 STEPS=${FL_GPU_STEPS:-8}
 OVERHEAD_MAX=${FL_GPU_OVERHEAD_MAX:-10}
+OVERHEAD_DIM=${FL_GPU_OVERHEAD_DIM:-96} # the op storm's width in both modes (a ladder step: 64, 80, 96, 112, 128, ...)
 BACKEND=${FL_GPU_BACKEND:-cuda} # emu: exercise the stages on a machine without a GPU
 BARE=${FL_GPU_SIMULATE_BARE:-0} # 1: act as if cJSON, zlib, pkg-config, Check, MPI were not installed
 if [ -n "${OUT:-}" ]; then
@@ -274,6 +292,11 @@ int main(void) { return zlibVersion()[0] == 0; }'
 		CMAKE_ARGS+=(-DFAULTLINE_TESTS=ON)
 		TARGETS+=(check_cupti)
 		DEPNOTES+=("Check")
+	elif [ -e "$DEPS/check/include/check.h" ] && [ -e "$DEPS/check/lib/libcheck.a" ]; then
+		CMAKE_ARGS+=(-DFAULTLINE_TESTS=ON -DFL_CHECK_ROOT="$DEPS/check")
+		TARGETS+=(check_cupti)
+		echo "Check: $DEPS/check (FL_GPU_DEPS)"
+		DEPNOTES+=("Check: $DEPS")
 	else
 		CMAKE_ARGS+=(-DFAULTLINE_TESTS=OFF)
 		echo "Check: missing; unit tests not built"
@@ -552,45 +575,81 @@ s_signatures() {
 THR=""
 s_throttle() {
 	needs build || return 77
-	local f=${FL_GPU_THROTTLE:-3} d=$RES/throttle sc bad=0
+	local f=${FL_GPU_THROTTLE:-3} d=$RES/throttle sc dim bad=0 mode read_on=0
 	mkdir -p "$d"
-	for sc in r8-opstorm-emu r7-healthy-emu; do
-		echo "== $sc, FL_CUDA_CLOCK_FACTOR=$f"
-		if ! FL_CUDA_CLOCK_FACTOR=$f $TIMEOUT "$RUN_TIMEOUT" "$FL" run "$SRC/scenarios/emu/$sc.json" --backend cuda \
-			--steps "$STEPS" -o "$d" >"$d/$sc.out" 2>"$d/$sc.err"; then
-			cat "$d/$sc.out" "$d/$sc.err"
-			NOTE="the throttled $sc run failed"
-			return 1
-		fi
-		cat "$d/$sc.out" "$d/$sc.err"
-		# the backend's own account (real kernel time, time added) against the
-		# trace's kernels (each folded with its stretch): with the stretch
-		# proportional to the kernel alone, added/real = f - 1 and the trace's
-		# kernel time is about real + added, launch gaps of a starved stream
-		# included in neither
-		python3 - "$d/$sc.err" "$d/$sc.json.gz" "$f" <<'PY' || bad=1
-import gzip, json, re, sys
-m = re.search(r"recorded window: kernels ([0-9.]+) ms, stretched by ([0-9.]+) ms \(baseline ([0-9.]+) us\)", open(sys.argv[1]).read())
-f = float(sys.argv[3])
+	# each scenario twice at one fixed width (as in the overhead stage), without
+	# and with the clock factor: the same kernels in the same order, so each
+	# throttled kernel is read against its own unthrottled duration
+	for sc in r8-opstorm-emu:96 r7-healthy-emu:1024; do
+		dim=${sc#*:}
+		sc=${sc%:*}
+		python3 - "$SRC/scenarios/emu/$sc.json" "$d/$sc.json" "$dim" <<'PY' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["workload"]["dim"] = int(sys.argv[3])
+d["workload"]["target_step_ms"] = 10000
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+		for mode in 1 "$f"; do
+			echo "== $sc at dim $dim, FL_CUDA_CLOCK_FACTOR=$mode"
+			mkdir -p "$d/$sc-f$mode"
+			if ! FL_CUDA_CLOCK_FACTOR=$mode $TIMEOUT "$RUN_TIMEOUT" "$FL" run "$d/$sc.json" --backend cuda \
+				--steps "$STEPS" -o "$d/$sc-f$mode" >"$d/$sc-f$mode.out" 2>&1; then
+				cat "$d/$sc-f$mode.out"
+				NOTE="the $sc run with FL_CUDA_CLOCK_FACTOR=$mode failed"
+				return 1
+			fi
+			cat "$d/$sc-f$mode.out"
+		done
+		# the backend's own account (the kernels' device time as the kernels
+		# see it, the time added) and, per kernel, the throttled trace's
+		# duration (the kernel folded with its stretch) over the unthrottled
+		# one: f for a kernel long enough to be stretched, more for one shorter
+		# than the stamp and stretch kernels' own cost (that floor is reported)
+		python3 - "$d/$sc-f$f.out" "$(ls "$d/$sc-f1"/*.json.gz | head -1)" "$(ls "$d/$sc-f$f"/*.json.gz | head -1)" "$f" <<'PY'
+import gzip, json, re, statistics, sys
+out, base, thr, f = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+m = re.search(r"recorded window: kernels ([0-9.]+) ms, stretched by ([0-9.]+) ms \(stamp to kernel ([0-9.]+) us, kernel to stretch ([0-9.]+) us\)", open(out).read())
 if not m:
-    print("PROBLEM: no FL_CUDA_CLOCK_FACTOR line on stderr")
+    print("PROBLEM: no FL_CUDA_CLOCK_FACTOR line in the run's output")
     sys.exit(1)
-real, added, base = (float(v) for v in m.groups())
-ev = json.load(gzip.open(sys.argv[2], "rt"))["traceEvents"]
-k = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and not e["name"].startswith("nccl")]
-trace_ms = sum(e["dur"] for e in k) / 1000.0
-ratio = added / real if real > 0 else float("nan")
-cover = trace_ms / (real + added) if real + added > 0 else float("nan")
-print("THROTTLE %s: factor %.2f, %d kernels, real %.3f ms, added %.3f ms (x%.3f of real, want %.2f), trace kernels %.3f ms = %.3f x (real + added), baseline %.2f us"
-      % (sys.argv[2].split("/")[-1], f, len(k), real, added, ratio, f - 1, trace_ms, cover, base))
-ok = real > 0 and abs(ratio - (f - 1)) <= 0.1 * (f - 1) and 0.85 <= cover <= 1.6
+real, added, c1, g2 = (float(v) for v in m.groups())
+def kernels(p):
+    ev = json.load(gzip.open(p, "rt"))["traceEvents"]
+    k = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and not e["name"].startswith("nccl")]
+    return sorted(k, key=lambda e: e["ts"])
+a, b = kernels(base), kernels(thr)
+name = thr.split("/")[-1]
+if len(a) != len(b) or any(x["name"] != y["name"] for x, y in zip(a, b)):
+    print("PROBLEM %s: the throttled run's kernels are not the unthrottled run's (%d vs %d)" % (name, len(b), len(a)))
+    sys.exit(1)
+long_ = [(y["dur"] / x["dur"]) for x, y in zip(a, b) if x["dur"] >= 10]
+short = [(y["dur"] - x["dur"]) for x, y in zip(a, b) if x["dur"] < 10]
+tot = sum(y["dur"] for y in b) / max(sum(x["dur"] for x in a), 1e-9)
+med = statistics.median(long_) if long_ else float("nan")
+print("THROTTLE %s: factor %.2f; %d kernels of >= 10 us: median %.3f x their unthrottled time (want %.2f); "
+      "%d shorter: median +%.2f us each; all kernels %.3f x; the backend's account: kernels %.3f ms, added %.3f ms"
+      % (name, f, len(long_), med, f, len(short), statistics.median(short) if short else 0.0, tot, real, added))
+if not long_:
+    print("(%s: no kernel of 10 us or more: the factor is read on the other scenario; here only the floor)" % name)
+    sys.exit(3)
+ok = abs(med - f) <= 0.1 * f
 if not ok:
-    print("PROBLEM: the stretch is not (f - 1) x the kernels' own time")
+    print("PROBLEM %s: kernels of 10 us or more take %.3f x, not %.2f x, their unthrottled time" % (name, med, f))
 sys.exit(0 if ok else 1)
 PY
+		case $? in
+		0) read_on=$((read_on + 1)) ;;
+		3) ;;
+		*) bad=1 ;;
+		esac
 	done
 	THR=$(grep '^THROTTLE' "$LOGS/throttle.log" | sed 's/^THROTTLE //' | paste -sd ';' -)
 	NOTE=$THR
+	if [ $read_on = 0 ]; then
+		NOTE="no scenario had a kernel of 10 us or more to read the factor on; $THR"
+		bad=1
+	fi
 	[ $bad = 0 ]
 }
 
@@ -598,8 +657,20 @@ PY
 OVH_ON="" OVH_OFF="" OVH_RATIO="" OVH_PCT=""
 s_overhead() {
 	needs build || return 77
-	local s=$SRC/scenarios/emu/r8-opstorm-emu.json on=() off=() i mode v d=$RES/overhead
+	local s on=() off=() i mode v d=$RES/overhead
 	mkdir -p "$d"
+	# one model width for both modes: each run calibrates its width to a 0.3 ms
+	# healthy step, and with CUPTI on the same step measures slower, so the two
+	# would pick different widths (80 and 96 on the first H200 run) and compare
+	# different work. A target no width reaches makes the ladder end at "dim".
+	s=$d/r8-opstorm-fixed.json
+	python3 - "$SRC/scenarios/emu/r8-opstorm-emu.json" "$s" "$OVERHEAD_DIM" <<'PY' || return 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["workload"]["dim"] = int(sys.argv[3])
+d["workload"]["target_step_ms"] = 10000
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
 	for i in 1 2 3; do
 		for mode in 1 0; do
 			echo "== pair $i, FL_CUPTI=$mode"
@@ -634,6 +705,18 @@ PY
 	python3 -c "import sys; sys.exit(0 if float('$OVH_PCT') <= float('$OVERHEAD_MAX') else 1)"
 }
 
+# ---- the anchor: Kineto's own overhead on the same storm (PyTorch, when there) ----
+KIN=""
+s_kineto() {
+	local b
+	b=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workload"]["batch"])' "$SRC/scenarios/emu/r8-opstorm-emu.json")
+	$TIMEOUT "$RUN_TIMEOUT" python3 "$SRC/bench/kineto_storm.py" --dim "$OVERHEAD_DIM" --batch "$b" --steps 20 --pairs 3
+	local rc=$?
+	KIN=$(grep -m1 '^KINETO' "$LOGS/kineto.log" | sed 's/^KINETO //')
+	NOTE=${KIN:-$(grep -m1 '^skipped' "$LOGS/kineto.log")}
+	return $rc
+}
+
 # ---- summary ----
 summary() {
 	local md=$RES/summary.md
@@ -646,7 +729,8 @@ summary() {
 			echo "${DEPNOTES[*]:-?}"
 		); compiler warnings: $WARNINGS"
 		echo "- throttle: ${THR:-?}"
-		echo "- capture overhead (r8-opstorm-emu, step p50): on ${OVH_ON:-?} ms, off ${OVH_OFF:-?} ms, ratio ${OVH_RATIO:-?} (+${OVH_PCT:-?} %)"
+		echo "- capture overhead (r8-opstorm-emu at dim $OVERHEAD_DIM, step p50): on ${OVH_ON:-?} ms, off ${OVH_OFF:-?} ms, ratio ${OVH_RATIO:-?} (+${OVH_PCT:-?} %)"
+		echo "- anchor, PyTorch's profiler on the same storm: ${KIN:-not run}"
 		echo "- $passes passed, $fails failed, in $(elapsed) s (budget $BUDGET s)"
 		echo
 		echo "| stage | status | s | note |"
@@ -689,7 +773,7 @@ json.dump(doc, open(sys.argv[2], "w"), indent=1)
 PY
 	echo
 	echo "== summary ($RES/summary.md)"
-	sed -n '3,7p' "$md"
+	sed -n '3,8p' "$md"
 	echo "results in $RES"
 }
 
@@ -716,5 +800,6 @@ stage traces s_traces
 stage signatures s_signatures
 stage throttle s_throttle
 stage overhead s_overhead
+stage kineto s_kineto
 summary
 [ "$fails" = 0 ]
