@@ -571,6 +571,19 @@ s_signatures() {
 	return $rc
 }
 
+# fixed_width SCENARIO COPY DIM: a copy of SCENARIO that runs at width DIM (a
+# step of the calibration's ladder): a target no width reaches makes the ladder
+# end at the scenario's "dim"
+fixed_width() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["workload"]["dim"] = int(sys.argv[3])
+d["workload"]["target_step_ms"] = 10000
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+}
+
 # ---- the throttle (a straggler's device) on one GPU ----
 THR=""
 s_throttle() {
@@ -583,13 +596,7 @@ s_throttle() {
 	for sc in r8-opstorm-emu:96 r7-healthy-emu:1024; do
 		dim=${sc#*:}
 		sc=${sc%:*}
-		python3 - "$SRC/scenarios/emu/$sc.json" "$d/$sc.json" "$dim" <<'PY' || return 1
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["workload"]["dim"] = int(sys.argv[3])
-d["workload"]["target_step_ms"] = 10000
-json.dump(d, open(sys.argv[2], "w"), indent=1)
-PY
+		fixed_width "$SRC/scenarios/emu/$sc.json" "$d/$sc.json" "$dim" || return 1
 		for mode in 1 "$f"; do
 			echo "== $sc at dim $dim, FL_CUDA_CLOCK_FACTOR=$mode"
 			mkdir -p "$d/$sc-f$mode"
@@ -662,15 +669,9 @@ s_overhead() {
 	# one model width for both modes: each run calibrates its width to a 0.3 ms
 	# healthy step, and with CUPTI on the same step measures slower, so the two
 	# would pick different widths (80 and 96 on the first H200 run) and compare
-	# different work. A target no width reaches makes the ladder end at "dim".
+	# different work.
 	s=$d/r8-opstorm-fixed.json
-	python3 - "$SRC/scenarios/emu/r8-opstorm-emu.json" "$s" "$OVERHEAD_DIM" <<'PY' || return 1
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["workload"]["dim"] = int(sys.argv[3])
-d["workload"]["target_step_ms"] = 10000
-json.dump(d, open(sys.argv[2], "w"), indent=1)
-PY
+	fixed_width "$SRC/scenarios/emu/r8-opstorm-emu.json" "$s" "$OVERHEAD_DIM" || return 1
 	for i in 1 2 3; do
 		for mode in 1 0; do
 			echo "== pair $i, FL_CUPTI=$mode"
