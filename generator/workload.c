@@ -194,8 +194,8 @@ static double healthy_step_ms(struct fl_backend *be, const struct fl_workload_sh
 void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
 			   const char *const *ph, size_t n_ph, double target_ms, uint64_t seed)
 {
-	static const int ladder[] = {16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512,
-				     640, 768, 1024};
+	static const int ladder[] = {16,  24,  32,  48,  64,  80,  96,  112, 128, 160, 192, 224, 256, 320,
+				     384, 448, 512, 576, 640, 704, 768, 832, 896, 960, 1024};
 	memset(c, 0, sizeof(*c));
 	c->target_ms = target_ms;
 	c->batch = shape->batch;

@@ -121,7 +121,7 @@ enum fl_status fl_moe_set_skew(struct fl_workload *w, int hot, double share);
 /* The rows this rank's expert received in the last step (0: not a mixture of experts). */
 long fl_moe_received(const struct fl_workload *w);
 
-#define FL_CALIB_MAX_TRIES 20
+#define FL_CALIB_MAX_TRIES 25
 
 struct fl_calibration {
 	double target_ms;
