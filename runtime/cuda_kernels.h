@@ -47,7 +47,7 @@ struct fl_clock_counters {
 	unsigned long long kernel_ns;  /* the bracketed kernels' own time */
 	unsigned long long extra_ns;   /* time the stretch spun */
 	unsigned long long gate;       /* host: the last stamp whose kernel is enqueued */
-	unsigned long long probe[4];   /* the last stamp and stretch start; the empty kernel's start and end */
+	unsigned long long probe[4];   /* the stamp and stretch start (factor 1 only); the empty kernel's start and end */
 };
 /* the longest a stamp waits for its gate (the host failed between the launches) */
 #define FL_CUDA_GATE_MAX_NS 10000000ull

@@ -635,8 +635,9 @@ short = [(y["dur"] - x["dur"]) for x, y in zip(a, b) if x["dur"] < 10]
 tot = sum(y["dur"] for y in b) / max(sum(x["dur"] for x in a), 1e-9)
 med = statistics.median(long_) if long_ else float("nan")
 print("THROTTLE %s: factor %.2f; %d kernels of >= 10 us: median %.3f x their unthrottled time (want %.2f); "
-      "%d shorter: median +%.2f us each; all kernels %.3f x; the backend's account: kernels %.3f ms, added %.3f ms"
-      % (name, f, len(long_), med, f, len(short), statistics.median(short) if short else 0.0, tot, real, added))
+      "%d shorter: median +%.2f us each; all kernels %.3f x; the backend's account: kernels %.3f ms, added %.3f ms "
+      "(stamp to kernel %.2f us, kernel to stretch %.2f us)"
+      % (name, f, len(long_), med, f, len(short), statistics.median(short) if short else 0.0, tot, real, added, c1, g2))
 if not long_:
     print("(%s: no kernel of 10 us or more: the factor is read on the other scenario; here only the floor)" % name)
     sys.exit(3)
