@@ -4,6 +4,8 @@
  * carry no #ifdef. Waits never spin: non-blocking MPI calls are polled with short
  * sleeps, because on a 2-core machine a spinning rank steals the core another
  * rank needs and the ranks would measure each other instead of the fault.
+ * Point-to-point calls do not poll at all until the peer has posted the
+ * matching call (a futex on the shared board, see comm_mpi.c).
  */
 #ifndef FL_COMM_H
 #define FL_COMM_H
@@ -47,7 +49,7 @@ enum fl_status fl_comm_gather_strings(const char *mine, char ***all);
 enum fl_status fl_comm_gather_bytes(const void *mine, size_t n, char **all, size_t *lens);
 enum fl_status fl_comm_allgather_bytes(const void *mine, size_t n, char **all, size_t *lens);
 /* A progress board shared by the ranks of one machine: FL_BOARD_SLOTS counters
- * per rank, written by each rank (plain stores, no syscall) and read by any
+ * per rank (the point-to-point doorbells live after them, private to comm_mpi.c), written by each rank (plain stores, no syscall) and read by any
  * rank's watchdog to name the rank that stopped. NULL when not available. */
 #define FL_BOARD_SLOTS 4
 volatile unsigned long *fl_comm_board(void);
