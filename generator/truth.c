@@ -398,6 +398,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 		cJSON_AddNumberToObject(rc, "tolerance", FL_CALIB_RECHECK_TOL);
 		cJSON_AddBoolToObject(rc, "recalibrated", c->recalibrated);
 	}
+	if (in->rerecorded && cJSON_GetArraySize(in->rerecorded) > 0) /* regen: windows that ran off their calibration */
+		cJSON_AddItemToObject(cal, "rerecorded", cJSON_Duplicate(in->rerecorded, 1));
 	cJSON_AddStringToObject(cal, "allocator", fl_alloc_policy_name(c->alloc));
 	cJSON *tries = cJSON_AddArrayToObject(cal, "tried");
 	for (int k = 0; k < c->n_tries; k++) {

@@ -52,6 +52,7 @@ struct fl_truth_input {
 	size_t n_faults;
 	const cJSON *baseline_metrics; /* may be NULL */
 	const char *baseline_name;
+	const cJSON *rerecorded;       /* regen's discarded windows of this scenario; may be NULL */
 	double last_loss;
 	unsigned watchdog_s;
 	const struct fl_machine_load *machine_load; /* may be NULL */

@@ -62,6 +62,17 @@ for f in sorted(os.listdir(out)):
     ok &= ml.get("wall_ms", 0) > 0 and ml.get("involuntary_switches", -1) >= 0 and 0 <= ml.get("steal_share", 0) <= 1
 # four scenarios, one calibration: the three after the first re-check it
 ok &= rechecked == 3
+# a faultless window regen discarded ran over 1.5x off the step measured before it
+for f in sorted(os.listdir(out)):
+    if f.endswith(".truth.json"):
+        t = json.load(open(os.path.join(out, f)))
+        rr = t["environment"]["calibration"].get("rerecorded", [])
+        ok &= len(rr) <= 2 and (not rr or not t["faults"])
+        for d in rr:
+            q = d["step_p50_ms"] / d["measured_before_ms"]
+            ok &= max(q, 1 / q) > d["tolerance"] == 1.5
+            print("      %s: regen recorded its window again: step p50 %.3f ms, %.3f ms measured before"
+                  % (f, d["step_p50_ms"], d["measured_before_ms"]))
 sys.exit(0 if ok else 1)
 PY
 done
