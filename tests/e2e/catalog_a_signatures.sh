@@ -17,6 +17,7 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+		keep_round "$out"
 	fi
 	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz
 	python3 "$SRC/tests/tools/tracecheck.py" noleak "$out" >"$TMP/leak" 2>&1 && pass "run $i: no fault names in the traces" ||

@@ -21,6 +21,7 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+		keep_round "$out"
 	fi
 	expect_exit 0 "run $i: no fault or truth name in the traces" -- python3 "$SRC/tests/tools/tracecheck.py" noleak "$out"
 	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz

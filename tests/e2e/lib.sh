@@ -41,6 +41,17 @@ sig_pass() {
 		pass "$1"
 	fi
 }
+# keep_round DIR: a round whose signatures failed keeps its traces and truths
+# (the test's temporary folder goes at exit) in FL_KEEP_FAILED, by default
+# failed-rounds/ in the folder ctest runs the test from (the build folder)
+keep_round() {
+	local to="${FL_KEEP_FAILED:-$PWD/failed-rounds}/$(basename "$0" .sh)-$(basename "$1")-$(date +%Y%m%d-%H%M%S)"
+	if mkdir -p "$to" && cp -r "$1"/. "$to"/; then
+		echo "      kept this round's traces and truths in $to"
+	else
+		echo "      could not keep this round's traces in $to"
+	fi
+}
 finish() {
 	echo "$passes passed, $fails failed"
 	[ "$fails" = 0 ]

@@ -19,6 +19,7 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+		keep_round "$out"
 	fi
 	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz
 	python3 - "$out" <<'PY' && pass "run $i: comm-bound truth: every rank affected, instances in Gbit/s" || fail "run $i: comm-bound truth"

@@ -18,6 +18,7 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+		keep_round "$out"
 	fi
 	expect_exit 0 "run $i: faultline validate" -- "$FL" validate "$out"/*.json.gz
 	python3 - "$out" <<'PY' && pass "run $i: truth: every stage affected, instances in %" || fail "run $i: truth"

@@ -15,6 +15,7 @@ for i in $(seq 1 "$RUNS"); do
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
+		keep_round "$out"
 	fi
 	if python3 "$SRC/tests/tools/tracecheck.py" anatomy "$out" >"$TMP/anat" 2>&1; then
 		pass "run $i: op anatomy and per-name counts equal the originals' (304 healthy, 7,504 op storm)"
