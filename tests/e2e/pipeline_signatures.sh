@@ -1,6 +1,7 @@
 # The pipeline bubble's signature holds, read back by an independent parser, in
 # each of 5 consecutive runs on 2 ranks (one stage each): with too few
-# micro-batches every stage idles (p-1)/(m+p-1) of the step, within 5 points, in
+# micro-batches the stages idle (p-1)/(m+p-1) of the step (mean, within 5 points;
+# each stage within 5 of the schedule's prediction for unequal stages), in
 # wedges, with real point-to-point transfers between the stages; the healthy
 # pipeline (more micro-batches) idles far less. The rubric grades from the truth
 # and from trace: metrics.

@@ -731,6 +731,32 @@ def bubble(r):
     return out
 
 
+def schedule_idle(rs, m):
+    """{rank: [idle share of each step]} that the pipeline's schedule predicts
+    from the stages' own compute in that step. The formula (p-1)/(m+p-1)
+    assumes equal stages; with a stage's compute per micro-batch w_s (its
+    step's compute-kernel time over m), the slowest stage b runs all m of its
+    micro-batches back to back and each other stage adds one micro-batch to
+    the fill and drain, so the step is T = m*w_b + sum(w_s, s != b) and stage
+    s idles 1 - m*w_s/T: the formula when every w_s is equal. (The schedule
+    is GPipe's; this holds as long as one stage is the slowest in forward and
+    in backward alike, as here, where the last stage's backward has the extra
+    GEMM and the forwards are equal.) The transfers between the stages are
+    left out: measured on this machine, each stage idles 1.3-1.8 points above
+    the prediction at m = 2, 2.0-2.3 at m = 3, 2.8-3.3 at m = 4, about 6 at
+    m = 8 (~0.2 ms per micro-batch)."""
+    busy = {r.rank: r.per_step(r.compute) for r in rs}
+    n = min(len(v) for v in busy.values())
+    pred = {k: [] for k in busy}
+    for i in range(n):
+        w = {k: busy[k][i] / m for k in busy}
+        b = max(w, key=w.get)
+        t = m * w[b] + sum(w[k] for k in w if k != b)
+        for k in w:
+            pred[k].append(1 - m * w[k] / t if t > 0 else 0.0)
+    return pred
+
+
 def pipeline(out):
     """Signatures of the pipeline-parallel scenarios found in OUT_DIR: too few
     micro-batches (stem FL_PIPE_STEM, default pp-run-a) leaves every stage idle
@@ -769,8 +795,18 @@ def pipeline(out):
             continue
         tcheck(abs(mean - formula) <= 5, "%s: measured bubble %.1f%% of the step (mean over stages, %s) within 5 "
               "points of (p-1)/(m+p-1) = %.1f%%" % (label, mean, ["%.1f" % share[k] for k in sorted(share)], formula))
-        tcheck(all(abs(v - formula) <= 8 for v in share.values()),
-              "%s: every stage idles within 8 points of the formula (%s)" % (label, ["%.1f" % share[k] for k in sorted(share)]))
+        # the stages are unequal: stage 0 computes no input gradient, so its
+        # backward is one GEMM shorter than the last stage's and at m = 2 it
+        # idles ~41% against the last stage's ~29% (the formula's 33.3% is
+        # their mean). Each stage against the schedule's prediction from the
+        # stages' own compute, step by step (median of the differences)
+        pred = schedule_idle(rs, m)
+        diff = {r.rank: median([100 * (b[0] - q) for b, q in zip(bubble(r), pred[r.rank])]) for r in rs}
+        tcheck(all(abs(v) <= 5 for v in diff.values()),
+              "%s: every stage idles within 5 points of what the schedule predicts from the stages' own compute "
+              "(measured %s, predicted %s, median difference %s)"
+              % (label, ["%.1f" % share[k] for k in sorted(share)],
+                 ["%.1f" % (100 * median(pred[k])) for k in sorted(pred)], ["%+.1f" % diff[k] for k in sorted(diff)]))
         tcheck(all(v >= 0.7 for v in wedge.values()), "%s: the idle sits in wedges: the step's two largest gaps hold "
               ">= 70%% of each stage's idle time (%s)" % (label, ["%.2f" % wedge[k] for k in sorted(wedge)]))
         meas = quantile([i["measured"] for i in t["faults"][0]["instances"] if i["recorded"]], 0.25)
