@@ -137,7 +137,8 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 				continue;
 			struct fl_run_opts oi = o;
 			if (have_cal && cal.target_ms == sc[i].workload.target_step_ms && cal.batch == sc[i].workload.batch &&
-			    cal.max_dim == sc[i].workload.dim && cal.alloc == sc[i].workload.alloc)
+			    cal.max_dim == sc[i].workload.dim && cal.min_dim == sc[i].workload.min_dim &&
+			    cal.alloc == sc[i].workload.alloc)
 				oi.calibration = &cal;
 			for (size_t b = 0; sc[i].baseline && b < n; b++)
 				if (done[b] && strcmp(sc[b].name, sc[i].baseline) == 0) {

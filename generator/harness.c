@@ -579,6 +579,7 @@ static enum fl_status run_open(struct run *x)
 		.microbatches = (int)sc->workload.microbatches,
 		.batch = (int)sc->workload.batch,
 		.dim = (int)sc->workload.dim,
+		.min_dim = (int)sc->workload.min_dim,
 		.layers = (int)sc->workload.layers,
 		.world = r->world_size,
 		.alloc = sc->workload.alloc,

@@ -12,7 +12,7 @@
 static const char *const top_keys[] = {"schema", "name", "description", "backend", "ranks", "seed",
 				       "schedule", "workload", "faults", "output", "rubric", "baseline", NULL};
 static const char *const schedule_keys[] = {"wait", "warmup", "active", NULL};
-static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "layers", "target_step_ms",
+static const char *const workload_keys[] = {"kind", "mode", "batch", "dim", "min_dim", "layers", "target_step_ms",
 					    "allocator", "phases", "microbatches", NULL};
 static const char *const fault_keys[] = {"fault", "params", "vary", NULL};
 static const char *const output_keys[] = {"trace", "truth", NULL};
@@ -348,6 +348,7 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	sc->workload.target_step_ms = 0.3;
 	sc->workload.alloc = FL_ALLOC_SYSTEM;
 	sc->workload.microbatches = 0;
+	sc->workload.min_dim = 0;
 	if (!w)
 		return fl_error(FL_EINPUT, "'%s': workload: missing, expected an object", file);
 	if (!cJSON_IsObject(w))
@@ -358,6 +359,7 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	    (st = fl_json_get_string(file, "workload", w, "mode", 0, &sc->workload.mode)) ||
 	    (st = fl_json_get_int(file, "workload", w, "batch", 0, 1, 65536, &sc->workload.batch)) ||
 	    (st = fl_json_get_int(file, "workload", w, "dim", 0, 8, 8192, &sc->workload.dim)) ||
+	    (st = fl_json_get_int(file, "workload", w, "min_dim", 0, 0, 8192, &sc->workload.min_dim)) ||
 	    (st = fl_json_get_int(file, "workload", w, "layers", 0, 1, 16, &sc->workload.layers)) ||
 	    (st = fl_json_get_number(file, "workload", w, "target_step_ms", 0, &sc->workload.target_step_ms)) ||
 	    (st = fl_json_get_string(file, "workload", w, "allocator", 0, &alloc)) ||
@@ -380,6 +382,9 @@ enum fl_status fl_scenario_load(const char *path, struct fl_scenario *sc)
 	if (pipeline && sc->workload.microbatches > sc->workload.batch)
 		return fl_error(FL_EINPUT, "'%s': workload.microbatches: %ld is more than the batch (%ld rows)", file,
 				sc->workload.microbatches, sc->workload.batch);
+	if (sc->workload.min_dim > sc->workload.dim)
+		return fl_error(FL_EINPUT, "'%s': workload.min_dim: %ld is above workload.dim (%ld), expected at most the largest dim",
+				file, sc->workload.min_dim, sc->workload.dim);
 	if (strcmp(sc->workload.mode, "inference") != 0 && strcmp(sc->workload.mode, "train") != 0)
 		return fl_error(FL_EINPUT, "'%s': workload.mode: expected \"inference\" or \"train\", got \"%s\"", file,
 				sc->workload.mode);

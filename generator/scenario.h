@@ -41,6 +41,7 @@ struct fl_scenario {
 	struct {
 		const char *kind, *mode;
 		long batch, dim, layers;
+		long min_dim;         /* the smallest dim the calibration may choose (0: any) */
 		long microbatches;    /* kind "pipeline": micro-batches per step (0 otherwise) */
 		double target_step_ms;
 		enum fl_alloc_policy alloc;

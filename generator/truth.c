@@ -380,6 +380,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	cJSON_AddStringToObject(cal, "mode", c->train ? "train" : "inference");
 	cJSON_AddNumberToObject(cal, "batch", c->batch);
 	cJSON_AddNumberToObject(cal, "dim", c->dim);
+	if (c->min_dim)
+		cJSON_AddNumberToObject(cal, "min_dim", c->min_dim);
 	cJSON_AddNumberToObject(cal, "max_dim", c->max_dim);
 	if (c->train)
 		cJSON_AddNumberToObject(cal, "layers", c->layers);

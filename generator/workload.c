@@ -200,15 +200,22 @@ void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, cons
 	c->target_ms = target_ms;
 	c->batch = shape->batch;
 	c->max_dim = shape->dim;
+	c->min_dim = shape->min_dim;
 	c->layers = shape->layers;
 	c->train = shape->train;
 	c->alloc = shape->alloc;
+	/* the dims tried: min_dim itself (a scenario's floor), then the ladder's rungs above it */
+	int dims[1 + sizeof(ladder) / sizeof(ladder[0])];
+	size_t n_dims = 0;
+	if (shape->min_dim > 0 && shape->min_dim <= shape->dim)
+		dims[n_dims++] = shape->min_dim;
+	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]) && ladder[i] <= shape->dim; i++)
+		if (ladder[i] > shape->min_dim)
+			dims[n_dims++] = ladder[i];
 	double best = INFINITY;
 	struct fl_workload_shape s = *shape;
-	for (size_t i = 0; i < sizeof(ladder) / sizeof(ladder[0]) && c->n_tries < FL_CALIB_MAX_TRIES; i++) {
-		if (ladder[i] > shape->dim)
-			break;
-		s.dim = ladder[i];
+	for (size_t i = 0; i < n_dims && c->n_tries < FL_CALIB_MAX_TRIES; i++) {
+		s.dim = dims[i];
 		double ms = healthy_step_ms(be, &s, ph, n_ph, seed);
 		c->try_dim[c->n_tries] = s.dim;
 		c->try_ms[c->n_tries] = ms;

@@ -69,6 +69,7 @@ struct fl_workload_shape {
 	int pipeline, rank, microbatches; /* pipeline: stages = world */
 	int moe;                          /* a mixture of experts: experts = world */
 	int batch, dim, layers, world;
+	int min_dim;                      /* calibration: the smallest dim it may choose (0: any) */
 	enum fl_alloc_policy alloc;
 };
 
@@ -125,7 +126,7 @@ long fl_moe_received(const struct fl_workload *w);
 
 struct fl_calibration {
 	double target_ms;
-	int batch, dim, max_dim, layers, train;
+	int batch, dim, min_dim, max_dim, layers, train;
 	double measured_ms;               /* median healthy step at the chosen dim */
 	enum fl_alloc_policy alloc;
 	int n_tries;
@@ -140,8 +141,9 @@ struct fl_calibration {
 	double probe_ms;
 };
 
-/* Measure healthy single-rank steps (untraced) at growing dims up to max_dim
- * and choose the dim whose step time is closest (in ratio) to target_ms. */
+/* Measure healthy single-rank steps (untraced) at growing dims from min_dim
+ * (shape->min_dim) up to max_dim (shape->dim) and choose the dim whose step
+ * time is closest (in ratio) to target_ms. */
 void fl_workload_calibrate(struct fl_calibration *c, struct fl_backend *be, const struct fl_workload_shape *shape,
 			   const char *const *phases, size_t n_phases, double target_ms, uint64_t seed);
 /* Re-check a reused calibration right before a scenario: measure the healthy

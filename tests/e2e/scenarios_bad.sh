@@ -27,6 +27,7 @@ bad unknown_param "{ $good, \"faults\": [{\"fault\": \"op_storm\", \"params\": {
 bad bad_steps "{ $good, \"faults\": [{\"fault\": \"loader_sleep\", \"params\": {\"steps\": \"some\"}}] }" "faults[0].params.steps" "\"all\""
 bad bad_schema "{ \"schema\": \"faultline.scenario/2\", \"name\": \"t\", \"workload\": {} }" "schema" "unsupported version"
 bad no_workload "{ \"schema\": \"faultline.scenario/1\", \"name\": \"t\" }" "workload" "missing"
+bad min_dim_over_dim "{ \"schema\": \"faultline.scenario/1\", \"name\": \"t\", \"workload\": {\"dim\": 256, \"min_dim\": 512} }" "workload.min_dim" "above workload.dim"
 bad bad_phase "{ $good, \"faults\": [{\"fault\": \"periodic_stall\", \"params\": {\"phase\": \"backward\"}}] }" "faults[0]" "backward" "not a phase"
 bad offset_period "{ $good, \"faults\": [{\"fault\": \"periodic_stall\", \"params\": {\"period\": 2, \"offset\": 2}}] }" "offset" "below period"
 bad not_object "[1, 2, 3]" "top level" "expected an object"
