@@ -47,7 +47,12 @@ def suite_analyze(binary, src):
     st = m["lab-r7-b.json.gz"]
     check(st["gaps"]["largest"][0]["span"] == "data_loading", "starved: largest gap in data_loading")
     check(st["gaps"]["share_of_step_time"] > 0.8, "starved: most step time has no op running")
-    check(not st["periods"], f"starved: no periodic span (every step is long): {st['periods']}")
+    # every step is long: data_loading is never "long in some steps only", and no
+    # span repeats with a period (a single step that a preemption stretched may
+    # be reported long, with no period: that is what the trace holds)
+    check("data_loading" not in st["periods"], f"starved: data_loading long in every step: {st['periods']}")
+    check(not any(p.get("period") for p in st["periods"].values()),
+          f"starved: no periodic span: {st['periods']}")
     ops = m["lab-r8.json.gz"]
     per_step_gap = sorted(ops["gaps"]["per_step_ms"])[len(ops["gaps"]["per_step_ms"]) // 2]
     check(per_step_gap < 0.6 * ops["steps"]["p50_ms"], "opstorm: ops fill most of a typical step (busy, not idle)")
