@@ -2,7 +2,10 @@
 # of 5 consecutive regens. Also: every step records the originals' op anatomy
 # (same ops, same nesting, per-name counts equal the published keys: not a
 # timing check, so it runs in sanitizer builds too), every trace validates, and
-# truth files agree with the traces they describe.
+# truth files agree with the traces they describe. R8's step ratio compares
+# two windows: when their truths say the machine ran their GEMMs at speeds over
+# 1.15x apart, it is printed as skip with the reason (tracecheck.py
+# speed_between) and the rest of the round is still checked.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_REGEN_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do
@@ -11,7 +14,7 @@ for i in $(seq 1 "$RUNS"); do
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
 		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"
 	elif python3 "$SRC/tests/tools/tracecheck.py" signatures "$out" >"$TMP/sig" 2>&1; then
-		pass "run $i: all R7-R9 signatures hold"
+		sig_pass "run $i: all R7-R9 signatures hold" "$TMP/sig"
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"

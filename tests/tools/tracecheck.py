@@ -164,6 +164,29 @@ def crowded(out, stem=None, speed=True):
     return None
 
 
+def speed_between(out, a, b):
+    """Why two runs' step times cannot be compared, or None: a ratio of two
+    windows is judged only when the machine ran them at one speed. Each truth
+    records every recorded step's fastest GEMM in ns per multiply-add
+    (environment.core_speed); over 1.15x apart (core_speed's own rule), the
+    machine changed speed between the windows. R8 against its healthy baseline
+    read 3.2-3.7x with the windows 1.31-1.52x apart, and 4.2-6.6x within
+    1.16x of each other (26 regens)."""
+    med = {}
+    for stem in (a, b):
+        with open(os.path.join(out, stem + ".truth.json"), encoding="utf-8") as fh:
+            ranks = (json.load(fh)["environment"].get("core_speed") or {}).get("by_rank") or []
+        per = ranks[0].get("step_gemm_ns_per_mac") if ranks else None
+        if not per:
+            return None
+        med[stem] = upper_median(per)
+    r = max(med.values()) / min(med.values())
+    if r > 1.15:
+        return ("the machine changed speed between the windows: %s ran its GEMMs at %.3f ns per multiply-add, "
+                "%s at %.3f (%.2fx apart, > 1.15x)" % (a, med[a], b, med[b], r))
+    return None
+
+
 def structure(t):
     head = t.text[: t.text.index('"traceEvents"')]
     for key in ("schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds"):
@@ -200,7 +223,12 @@ def signatures(out):
     oops = upper_median(o.ops_in_step().values())
     check(oops >= 20 * hops, "R8: ops per step %d vs healthy %d = %.1fx >= 20x" % (oops, hops, oops / hops))
     op = upper_median(o.step_ms().values())
-    check(op >= 4 * hp, "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp))
+    what = "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp)
+    why = timing_skip or speed_between(out, "lab-r7-a", "lab-r8")
+    if why:
+        print("skip  %s (%s)" % (what, why))
+    else:
+        check(op >= 4 * hp, what)
     gap, worst = o.max_gap_in_span("forward")
     check(gap <= 0.10, "R8: largest gap between ops inside forward, median over steps = %.1f%% of the step "
           "(<= 10%%; worst step %.1f%%)" % (100 * gap, 100 * worst))
