@@ -13,7 +13,7 @@ for i in $(seq 1 "$RUNS"); do
 		expect_exit 0 "run $i: $s" -- "$FL" run "$SRC/scenarios/$s.json" -o "$out"
 	done
 	if python3 "$SRC/tests/tools/tracecheck.py" catalog "$out" >"$TMP/sig" 2>&1; then
-		pass "run $i: all catalog signatures hold"
+		sig_pass "run $i: all catalog signatures hold" "$TMP/sig"
 	else
 		fail "run $i: signatures"
 		grep FAIL "$TMP/sig"
