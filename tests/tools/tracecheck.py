@@ -110,12 +110,12 @@ def check(cond, what):
         failures.append(what)
 
 
-def tcheck(cond, what, stem=None, speed=True):
+def tcheck(cond, what, stem=None, speed=True, why=None):
     """a timing check: asserted unless timing_skip says why not, or (with stem)
     crowded() says so of that scenario's run (speed=False: only its sharing of
     cores, not the cores' speed, for a share whose margin a speed change does
-    not reach)"""
-    why = timing_skip
+    not reach), or the caller gives a reason of its own (why)"""
+    why = timing_skip or why
     if not why and stem and timing_dir:
         why = crowded(timing_dir, stem, speed)
     if why:
@@ -164,7 +164,7 @@ def crowded(out, stem=None, speed=True):
     return None
 
 
-def speed_between(out, a, b):
+def incomparable(out, a, b):
     """Why two runs' step times cannot be compared, or None: a ratio of two
     windows is judged only when the machine ran them at one speed. Each truth
     records every recorded step's fastest GEMM in ns per multiply-add
@@ -230,12 +230,8 @@ def signatures(out):
     oops = upper_median(o.ops_in_step().values())
     check(oops >= 20 * hops, "R8: ops per step %d vs healthy %d = %.1fx >= 20x" % (oops, hops, oops / hops))
     op = upper_median(o.step_ms().values())
-    what = "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp)
-    why = timing_skip or speed_between(out, "lab-r7-a", "lab-r8")
-    if why:
-        print("skip  %s (%s)" % (what, why))
-    else:
-        check(op >= 4 * hp, what)
+    tcheck(op >= 4 * hp, "R8: step p50 %.3f ms vs healthy %.3f = %.1fx >= 4x" % (op, hp, op / hp),
+           why=incomparable(out, "lab-r7-a", "lab-r8"))
     gap, worst = o.max_gap_in_span("forward")
     check(gap <= 0.10, "R8: largest gap between ops inside forward, median over steps = %.1f%% of the step "
           "(<= 10%%; worst step %.1f%%)" % (100 * gap, 100 * worst))
