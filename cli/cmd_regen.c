@@ -24,9 +24,10 @@ const char fl_regen_usage[] =
 	"truth into DIR (default: out). The machine is calibrated once for all of them\n"
 	"(one model width, so their step times compare) and the calibration is\n"
 	"re-checked right before each scenario: when the healthy step at that width is\n"
-	"now more than 25% off, it is calibrated again (stderr and the truth say so),\n"
-	"and that scenario and the later ones may run at another width than the\n"
-	"baseline did: a step ratio across two widths compares two models.\n"
+	"now more than 25% off, it is calibrated again (stderr and the truth say so).\n"
+	"When that changes the width, the whole set is recorded again at the new width,\n"
+	"up to 3 rounds in all, so that a step ratio between two of them compares one\n"
+	"model; each truth lists the rounds discarded (calibration.set_restarts).\n"
 	"A scenario with nothing injected whose recorded step p50 is over 1.5x off the\n"
 	"healthy step measured right before it (the machine changed under its window)\n"
 	"is recorded again, up to 3 times in all; its truth lists the windows discarded.\n"
@@ -49,6 +50,8 @@ const struct fl_opt fl_regen_opts[] = {
 #define FL_REGEN_WINDOW_TOL 1.5
 #endif
 #define FL_REGEN_TRIES 3
+/* rounds of the whole set when a re-check changes the width (the last is kept) */
+#define FL_REGEN_ROUNDS 3
 
 static const char *const r7_r9[] = {"r7-healthy.json", "r7-starved.json", "r8-opstorm.json", "r9-hoststall.json", NULL};
 
@@ -90,6 +93,56 @@ static enum fl_status list_scenarios(const char *dir, char ***out, size_t *n)
 	return FL_OK;
 }
 
+/* Two scenarios that calibrate the same model (regen gives them one width). */
+static int same_model(const struct fl_scenario *a, const struct fl_scenario *b)
+{
+	return a->workload.target_step_ms == b->workload.target_step_ms && a->workload.batch == b->workload.batch &&
+	       a->workload.dim == b->workload.dim && a->workload.min_dim == b->workload.min_dim &&
+	       a->workload.alloc == b->workload.alloc;
+}
+
+/* One scenario's window; a faultless one is recorded again (up to
+ * FL_REGEN_TRIES windows) while its step p50 is over FL_REGEN_WINDOW_TOL off
+ * the healthy step measured right before it. */
+static enum fl_status run_window(const struct fl_scenario *sc, struct fl_run_opts *oi, struct fl_run_result *r)
+{
+	enum fl_status st = FL_OK;
+	cJSON *discarded = cJSON_CreateArray();
+	for (int attempt = 1;; attempt++) {
+		oi->rerecorded = discarded;
+		if ((st = fl_run_scenario(sc, oi, r)))
+			break;
+		const struct fl_calibration *c = &r->calibration;
+		double before = c->rechecked && !c->recalibrated ? c->recheck_ms : c->measured_ms;
+		const cJSON *p50 =
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r->metrics, "steps"), "p50_ms");
+		double got = cJSON_IsNumber(p50) ? p50->valuedouble : 0;
+		if (sc->n_faults > 0 || !(before > 0) || !(got > 0) || fabs(log(got / before)) <= log(FL_REGEN_WINDOW_TOL))
+			break;
+		if (attempt == FL_REGEN_TRIES) {
+			fprintf(stderr,
+				"faultline: regen: %s: warning: the last of %d windows still ran its step p50 %.3f ms at "
+				"%.2fx the healthy step measured right before it (%.3f ms); kept, its truth lists the "
+				"windows discarded\n",
+				sc->name, FL_REGEN_TRIES, got, got / before, before);
+			break;
+		}
+		fprintf(stderr,
+			"faultline: regen: %s: the window's step p50 %.3f ms is %.2fx the healthy step measured right "
+			"before it (%.3f ms): the machine changed under the window; recording it again (%d of %d)\n",
+			sc->name, got, got / before, before, attempt + 1, FL_REGEN_TRIES);
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddNumberToObject(d, "step_p50_ms", got);
+		cJSON_AddNumberToObject(d, "measured_before_ms", before);
+		cJSON_AddNumberToObject(d, "tolerance", FL_REGEN_WINDOW_TOL);
+		cJSON_AddItemToArray(discarded, d);
+		cJSON_Delete(r->metrics);
+	}
+	oi->rerecorded = NULL;
+	cJSON_Delete(discarded);
+	return st;
+}
+
 enum fl_status fl_cmd_regen(int argc, char **argv)
 {
 	struct fl_args a;
@@ -126,81 +179,98 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 	struct fl_scenario *sc = calloc(n, sizeof(*sc));
 	cJSON **metrics = calloc(n, sizeof(*metrics));
 	int *done = calloc(n, sizeof(*done));
+	struct fl_run_result *res = calloc(n, sizeof(*res));
+	int *width = calloc(n, sizeof(*width)); /* the width each scenario of this round ran at; 0: not known */
+	cJSON *restarts = cJSON_CreateArray();
 	/* load everything first: a bad file fails before minutes of running */
 	for (size_t i = 0; i < n; i++)
 		if ((st = fl_scenario_load(files[i], &sc[i])))
 			goto out_sc;
 	struct fl_calibration cal;
 	int have_cal = 0;
-	/* baselines first, so later truths can carry their metrics */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			if (done[i] || (pass == 0 && sc[i].baseline))
-				continue;
-			struct fl_run_opts oi = o;
-			if (have_cal && cal.target_ms == sc[i].workload.target_step_ms && cal.batch == sc[i].workload.batch &&
-			    cal.max_dim == sc[i].workload.dim && cal.min_dim == sc[i].workload.min_dim &&
-			    cal.alloc == sc[i].workload.alloc)
-				oi.calibration = &cal;
-			for (size_t b = 0; sc[i].baseline && b < n; b++)
-				if (done[b] && strcmp(sc[b].name, sc[i].baseline) == 0) {
-					oi.baseline_metrics = metrics[b];
-					oi.baseline_name = sc[b].name;
+	for (int round = 1;; round++) {
+		int restart = 0;
+		/* baselines first, so later truths can carry their metrics */
+		for (int pass = 0; pass < 2 && !restart; pass++) {
+			for (size_t i = 0; i < n && !restart; i++) {
+				if (done[i] || (pass == 0 && sc[i].baseline))
+					continue;
+				struct fl_run_opts oi = o;
+				oi.restarts = restarts;
+				if (have_cal && cal.target_ms == sc[i].workload.target_step_ms &&
+				    cal.batch == sc[i].workload.batch && cal.max_dim == sc[i].workload.dim &&
+				    cal.min_dim == sc[i].workload.min_dim && cal.alloc == sc[i].workload.alloc)
+					oi.calibration = &cal; /* the same model: reuse (re-checked) */
+				for (size_t b = 0; sc[i].baseline && b < n; b++)
+					if (done[b] && strcmp(sc[b].name, sc[i].baseline) == 0) {
+						oi.baseline_metrics = metrics[b];
+						oi.baseline_name = sc[b].name;
+					}
+				if (sc[i].ranks > 1) {
+					char *args[] = {"run", files[i], "-o", (char *)(o.out_dir ? o.out_dir : "out")};
+					if ((st = fl_mpirun((int)sc[i].ranks, args, 4, 0)))
+						goto out_sc;
+					done[i] = 1;
+					continue;
 				}
-			if (sc[i].ranks > 1) {
-				char *args[] = {"run", files[i], "-o", (char *)(o.out_dir ? o.out_dir : "out")};
-				if ((st = fl_mpirun((int)sc[i].ranks, args, 4, 0)))
+				struct fl_run_result r;
+				if ((st = run_window(&sc[i], &oi, &r)))
 					goto out_sc;
-				done[i] = 1;
-				continue;
-			}
-			struct fl_run_result r;
-			cJSON *discarded = cJSON_CreateArray();
-			for (int attempt = 1;; attempt++) {
-				oi.rerecorded = discarded;
-				if ((st = fl_run_scenario(&sc[i], &oi, &r))) {
-					cJSON_Delete(discarded);
-					goto out_sc;
-				}
-				const struct fl_calibration *c = &r.calibration;
-				double before = c->rechecked && !c->recalibrated ? c->recheck_ms : c->measured_ms;
-				const cJSON *p50 = cJSON_GetObjectItemCaseSensitive(
-					cJSON_GetObjectItemCaseSensitive(r.metrics, "steps"), "p50_ms");
-				double got = cJSON_IsNumber(p50) ? p50->valuedouble : 0;
-				if (sc[i].n_faults > 0 || !(before > 0) || !(got > 0) ||
-				    fabs(log(got / before)) <= log(FL_REGEN_WINDOW_TOL))
-					break;
-				if (attempt == FL_REGEN_TRIES) {
+				/* one width for the set: a re-check that calibrated again at another
+				 * width than an earlier scenario ran at records the set again */
+				size_t other = n;
+				for (size_t b = 0; b < n && other == n; b++)
+					if (done[b] && width[b] && width[b] != r.calibration.dim && oi.calibration &&
+					    same_model(&sc[b], &sc[i]))
+						other = b;
+				if (other < n && round < FL_REGEN_ROUNDS) {
 					fprintf(stderr,
-						"faultline: regen: %s: warning: the last of %d windows still ran its step p50 "
-						"%.3f ms at %.2fx the healthy step measured right before it (%.3f ms); kept, "
-						"its truth lists the windows discarded\n",
-						sc[i].name, FL_REGEN_TRIES, got, got / before, before);
-					break;
+						"faultline: regen: %s: calibrated again at width %d, where %s ran at %d: "
+						"recording the set again at width %d (round %d of %d), so that its step "
+						"times compare one model\n",
+						sc[i].name, r.calibration.dim, sc[other].name, width[other],
+						r.calibration.dim, round + 1, FL_REGEN_ROUNDS);
+					cJSON *d = cJSON_CreateObject();
+					cJSON_AddNumberToObject(d, "round", round);
+					cJSON_AddStringToObject(d, "recalibrated_by", sc[i].name);
+					cJSON_AddNumberToObject(d, "from_dim", width[other]);
+					cJSON_AddNumberToObject(d, "to_dim", r.calibration.dim);
+					cJSON_AddItemToArray(restarts, d);
+					cal = r.calibration;
+					cal.rechecked = cal.recalibrated = 0;
+					have_cal = 1;
+					cJSON_Delete(r.metrics);
+					for (size_t b = 0; b < n; b++) {
+						cJSON_Delete(metrics[b]);
+						metrics[b] = NULL;
+						done[b] = width[b] = 0;
+					}
+					restart = 1;
+					continue;
 				}
-				fprintf(stderr,
-					"faultline: regen: %s: the window's step p50 %.3f ms is %.2fx the healthy step "
-					"measured right before it (%.3f ms): the machine changed under the window; "
-					"recording it again (%d of %d)\n",
-					sc[i].name, got, got / before, before, attempt + 1, FL_REGEN_TRIES);
-				cJSON *d = cJSON_CreateObject();
-				cJSON_AddNumberToObject(d, "step_p50_ms", got);
-				cJSON_AddNumberToObject(d, "measured_before_ms", before);
-				cJSON_AddNumberToObject(d, "tolerance", FL_REGEN_WINDOW_TOL);
-				cJSON_AddItemToArray(discarded, d);
-				cJSON_Delete(r.metrics);
+				if (other < n)
+					fprintf(stderr,
+						"faultline: regen: warning: %s ran at width %d and %s at %d after %d rounds "
+						"(the machine kept changing speed): a step ratio between them compares two "
+						"models\n",
+						sc[i].name, r.calibration.dim, sc[other].name, width[other], FL_REGEN_ROUNDS);
+				if (!oi.calibration || r.calibration.recalibrated) { /* the later scenarios reuse the newest */
+					cal = r.calibration;
+					cal.rechecked = cal.recalibrated = 0;
+					have_cal = 1;
+				}
+				metrics[i] = r.metrics;
+				res[i] = r;
+				width[i] = r.calibration.dim;
+				done[i] = 1;
 			}
-			cJSON_Delete(discarded);
-			if (!oi.calibration || r.calibration.recalibrated) { /* the later scenarios reuse the newest */
-				cal = r.calibration;
-				cal.rechecked = cal.recalibrated = 0;
-				have_cal = 1;
-			}
-			metrics[i] = r.metrics;
-			done[i] = 1;
-			fl_print_run_result(&sc[i], &r);
 		}
+		if (!restart)
+			break;
 	}
+	for (size_t i = 0; i < n; i++) /* the windows kept */
+		if (done[i] && res[i].metrics)
+			fl_print_run_result(&sc[i], &res[i]);
 out_sc:
 	for (size_t i = 0; i < n; i++) {
 		fl_scenario_release(&sc[i]);
@@ -209,6 +279,9 @@ out_sc:
 	free(sc);
 	free(metrics);
 	free(done);
+	free(res);
+	free(width);
+	cJSON_Delete(restarts);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(files[i]);

@@ -904,6 +904,7 @@ static enum fl_status run_write(struct run *x)
 			.baseline_metrics = o->baseline_metrics,
 			.baseline_name = o->baseline_name,
 			.rerecorded = o->rerecorded,
+			.restarts = o->restarts,
 			.last_loss = h->wl.last_loss,
 			.watchdog_s = r->world_size > 1 ? h->wd_seconds : 0,
 			.machine_load = &x->load,

@@ -40,6 +40,7 @@ struct fl_run_opts {
 	const cJSON *baseline_metrics;            /* the baseline scenario's metrics, if known */
 	const char *baseline_name;
 	const cJSON *rerecorded;    /* regen: the windows of this scenario it discarded (array), or NULL */
+	const cJSON *restarts;      /* regen: the set's earlier rounds, ended by a width change (array), or NULL */
 	int quiet;
 	int blind;                  /* neutral file names: trace-HASH[.rank-K].json.gz, trace-HASH.truth.json */
 };

@@ -402,6 +402,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 	}
 	if (in->rerecorded && cJSON_GetArraySize(in->rerecorded) > 0) /* regen: windows that ran off their calibration */
 		cJSON_AddItemToObject(cal, "rerecorded", cJSON_Duplicate(in->rerecorded, 1));
+	if (in->restarts && cJSON_GetArraySize(in->restarts) > 0) /* regen: the set recorded again at one width */
+		cJSON_AddItemToObject(cal, "set_restarts", cJSON_Duplicate(in->restarts, 1));
 	cJSON_AddStringToObject(cal, "allocator", fl_alloc_policy_name(c->alloc));
 	cJSON *tries = cJSON_AddArrayToObject(cal, "tried");
 	for (int k = 0; k < c->n_tries; k++) {

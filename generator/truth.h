@@ -53,6 +53,7 @@ struct fl_truth_input {
 	const cJSON *baseline_metrics; /* may be NULL */
 	const char *baseline_name;
 	const cJSON *rerecorded;       /* regen's discarded windows of this scenario; may be NULL */
+	const cJSON *restarts;         /* regen's rounds of the whole set ended by a width change; may be NULL */
 	double last_loss;
 	unsigned watchdog_s;
 	const struct fl_machine_load *machine_load; /* may be NULL */

@@ -47,9 +47,9 @@ for f in os.listdir(out):
         ok &= len(fault["instances"]) > 0 and fault["instances_lost"] == 0
 sys.exit(0 if ok else 1)
 PY
-	# the calibration is re-checked before every scenario that reuses it, and
-	# every truth says how busy the machine was during its window
-	python3 - "$out" <<'PY' && pass "run $i: calibration re-checked before each reuse; machine load recorded" || fail "run $i: recheck / machine load"
+	# the calibration is re-checked before every scenario that reuses it, the
+	# set runs at one width, and every truth says how busy the machine was
+	python3 - "$out" <<'PY' && pass "run $i: calibration re-checked before each reuse, one width; machine load recorded" || fail "run $i: recheck / width / machine load"
 import json, os, sys
 out = sys.argv[1]
 rechecked = 0
@@ -64,8 +64,22 @@ for f in sorted(os.listdir(out)):
         ok &= rc["step_ms"] > 0 and rc["reused_step_ms"] > 0 and isinstance(rc["recalibrated"], bool)
     ml = env.get("machine_load", {})
     ok &= ml.get("wall_ms", 0) > 0 and ml.get("involuntary_switches", -1) >= 0 and 0 <= ml.get("steal_share", 0) <= 1
-# four scenarios, one calibration: the three after the first re-check it
-ok &= rechecked == 3
+# four scenarios, one calibration: the three after the first re-check it (all
+# four when an earlier round ended in a width change: the first reuses its calibration)
+dims, restarts = set(), []
+for f in sorted(os.listdir(out)):
+    if f.endswith(".truth.json"):
+        cal = json.load(open(os.path.join(out, f)))["environment"]["calibration"]
+        dims.add(cal["dim"])
+        restarts.append(cal.get("set_restarts", []))
+ok &= all(r == restarts[0] for r in restarts) and len(restarts[0]) <= 2
+ok &= rechecked == (4 if restarts[0] else 3)
+# one width for the set, unless its last round still changed it (regen warns)
+ok &= len(dims) == 1 or len(restarts[0]) == 2
+for d in restarts[0]:
+    ok &= d["from_dim"] != d["to_dim"]
+    print("      regen recorded the set again: %s calibrated again at width %d (the set had run at %d)"
+          % (d["recalibrated_by"], d["to_dim"], d["from_dim"]))
 # a faultless window regen discarded ran over 1.5x off the step measured before it
 for f in sorted(os.listdir(out)):
     if f.endswith(".truth.json"):

@@ -181,7 +181,8 @@ def incomparable(out, a, b):
         ranks = (env.get("core_speed") or {}).get("by_rank") or []
         per = ranks[0].get("step_gemm_ns_per_mac") if ranks else None
         med[stem] = upper_median(per) if per else None
-    # a calibration re-checked before a later scenario may choose another width
+    # regen records the set again when a re-check changes the width; a machine that
+    # changed it three rounds running leaves two widths (regen warns)
     if dim[a] != dim[b]:
         return ("the two runs are different models: %s ran %s wide, %s %s wide (the calibration was chosen "
                 "again between them)" % (a, dim[a], b, dim[b]))
