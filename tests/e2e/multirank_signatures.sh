@@ -75,9 +75,11 @@ for a in right wrong; do
 	expect_exit 0 "grade the $a answer" -- "$FL" grade --truth "$out/ddp-run-b.truth.json" --answer "$TMP/$a.txt" \
 		--rubric "$rubric" --format json --out "$TMP/$a.json"
 done
-python3 - "$TMP" <<'PY' && pass "comm-bound rubric: right earns full marks, the lookalike's answer at most 10%" || fail "rubric scores"
+python3 - "$TMP" "$SRC" <<'PY'
 import json, os, sys
 tmp = sys.argv[1]
+sys.path.insert(0, os.path.join(sys.argv[2], "tests", "tools"))
+import tracecheck
 r = json.load(open(tmp + "/right.json"))
 w = json.load(open(tmp + "/wrong.json"))
 print("      right %s/%s, wrong %s/%s" % (r["score"], r["max_score"], w["score"], w["max_score"]))
@@ -85,8 +87,18 @@ bad = [q["id"] for q in r["questions"] if q["outcome"] != "correct"]
 assert len(r["questions"]) == 6 and r["max_score"] == 8, (len(r["questions"]), r["max_score"])
 assert r["score"] == r["max_score"], bad
 # the wrong answer's numbers are fixed, the trace's shares are measured: they
-# can meet by chance only when timing is distorted (a sanitizer build)
-if os.environ.get("FL_TIMING_CHECKS", "1") != "0":
-    assert w["score"] <= 0.1 * w["max_score"]
+# can meet by chance only when timing is distorted: a sanitizer build, or a
+# run whose ranks shared a core or whose cores changed speed (its truth says so)
+why = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing" if os.environ.get("FL_TIMING_CHECKS", "1") == "0" \
+    else tracecheck.crowded(tmp + "/run1", "ddp-run-b")
+if why:
+    print("skip  comm-bound rubric: the lookalike's answer at most 10%% (%s)" % why)
+    sys.exit(3)
+assert w["score"] <= 0.1 * w["max_score"]
 PY
+case $? in
+0) pass "comm-bound rubric: right earns full marks, the lookalike's answer at most 10%" ;;
+3) pass "comm-bound rubric: right earns full marks" ;;
+*) fail "rubric scores" ;;
+esac
 finish
