@@ -82,7 +82,8 @@ sys.path.insert(0, os.path.join(sys.argv[2], "tests", "tools"))
 import tracecheck
 r = json.load(open(tmp + "/right.json"))
 w = json.load(open(tmp + "/wrong.json"))
-print("      right %s/%s, wrong %s/%s" % (r["score"], r["max_score"], w["score"], w["max_score"]))
+print("      right %s/%s, wrong %s/%s (credit: %s)" % (r["score"], r["max_score"], w["score"], w["max_score"],
+      ", ".join("%s %g" % (q["id"], q["score"]) for q in w["questions"] if q.get("score")) or "none"))
 bad = [q["id"] for q in r["questions"] if q["outcome"] != "correct"]
 assert len(r["questions"]) == 6 and r["max_score"] == 8, (len(r["questions"]), r["max_score"])
 assert r["score"] == r["max_score"], bad
