@@ -93,12 +93,12 @@ static enum fl_status list_scenarios(const char *dir, char ***out, size_t *n)
 	return FL_OK;
 }
 
-/* Two scenarios that calibrate the same model (regen gives them one width). */
-static int same_model(const struct fl_scenario *a, const struct fl_scenario *b)
+/* Whether calibration c measured the model scenario s runs: regen reuses it
+ * (re-checked) and keeps every such scenario at one width. */
+static int calibrates(const struct fl_calibration *c, const struct fl_scenario *s)
 {
-	return a->workload.target_step_ms == b->workload.target_step_ms && a->workload.batch == b->workload.batch &&
-	       a->workload.dim == b->workload.dim && a->workload.min_dim == b->workload.min_dim &&
-	       a->workload.alloc == b->workload.alloc;
+	return c->target_ms == s->workload.target_step_ms && c->batch == s->workload.batch &&
+	       c->max_dim == s->workload.dim && c->min_dim == s->workload.min_dim && c->alloc == s->workload.alloc;
 }
 
 /* One scenario's window; a faultless one is recorded again (up to
@@ -179,8 +179,7 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 	struct fl_scenario *sc = calloc(n, sizeof(*sc));
 	cJSON **metrics = calloc(n, sizeof(*metrics));
 	int *done = calloc(n, sizeof(*done));
-	struct fl_run_result *res = calloc(n, sizeof(*res));
-	int *width = calloc(n, sizeof(*width)); /* the width each scenario of this round ran at; 0: not known */
+	struct fl_run_result *res = calloc(n, sizeof(*res)); /* this round's windows (metrics NULL: none, or mpirun) */
 	cJSON *restarts = cJSON_CreateArray();
 	/* load everything first: a bad file fails before minutes of running */
 	for (size_t i = 0; i < n; i++)
@@ -197,9 +196,7 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 					continue;
 				struct fl_run_opts oi = o;
 				oi.restarts = restarts;
-				if (have_cal && cal.target_ms == sc[i].workload.target_step_ms &&
-				    cal.batch == sc[i].workload.batch && cal.max_dim == sc[i].workload.dim &&
-				    cal.min_dim == sc[i].workload.min_dim && cal.alloc == sc[i].workload.alloc)
+				if (have_cal && calibrates(&cal, &sc[i]))
 					oi.calibration = &cal; /* the same model: reuse (re-checked) */
 				for (size_t b = 0; sc[i].baseline && b < n; b++)
 					if (done[b] && strcmp(sc[b].name, sc[i].baseline) == 0) {
@@ -220,20 +217,20 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 				 * width than an earlier scenario ran at records the set again */
 				size_t other = n;
 				for (size_t b = 0; b < n && other == n; b++)
-					if (done[b] && width[b] && width[b] != r.calibration.dim && oi.calibration &&
-					    same_model(&sc[b], &sc[i]))
+					if (done[b] && res[b].metrics && res[b].calibration.dim != r.calibration.dim &&
+					    oi.calibration && calibrates(&r.calibration, &sc[b]))
 						other = b;
 				if (other < n && round < FL_REGEN_ROUNDS) {
 					fprintf(stderr,
 						"faultline: regen: %s: calibrated again at width %d, where %s ran at %d: "
 						"recording the set again at width %d (round %d of %d), so that its step "
 						"times compare one model\n",
-						sc[i].name, r.calibration.dim, sc[other].name, width[other],
+						sc[i].name, r.calibration.dim, sc[other].name, res[other].calibration.dim,
 						r.calibration.dim, round + 1, FL_REGEN_ROUNDS);
 					cJSON *d = cJSON_CreateObject();
 					cJSON_AddNumberToObject(d, "round", round);
 					cJSON_AddStringToObject(d, "recalibrated_by", sc[i].name);
-					cJSON_AddNumberToObject(d, "from_dim", width[other]);
+					cJSON_AddNumberToObject(d, "from_dim", res[other].calibration.dim);
 					cJSON_AddNumberToObject(d, "to_dim", r.calibration.dim);
 					cJSON_AddItemToArray(restarts, d);
 					cal = r.calibration;
@@ -243,8 +240,9 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 					for (size_t b = 0; b < n; b++) {
 						cJSON_Delete(metrics[b]);
 						metrics[b] = NULL;
-						done[b] = width[b] = 0;
+						done[b] = 0;
 					}
+					memset(res, 0, n * sizeof(*res));
 					restart = 1;
 					continue;
 				}
@@ -253,7 +251,7 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 						"faultline: regen: warning: %s ran at width %d and %s at %d after %d rounds "
 						"(the machine kept changing speed): a step ratio between them compares two "
 						"models\n",
-						sc[i].name, r.calibration.dim, sc[other].name, width[other], FL_REGEN_ROUNDS);
+						sc[i].name, r.calibration.dim, sc[other].name, res[other].calibration.dim, FL_REGEN_ROUNDS);
 				if (!oi.calibration || r.calibration.recalibrated) { /* the later scenarios reuse the newest */
 					cal = r.calibration;
 					cal.rechecked = cal.recalibrated = 0;
@@ -261,7 +259,6 @@ enum fl_status fl_cmd_regen(int argc, char **argv)
 				}
 				metrics[i] = r.metrics;
 				res[i] = r;
-				width[i] = r.calibration.dim;
 				done[i] = 1;
 			}
 		}
@@ -280,7 +277,6 @@ out_sc:
 	free(metrics);
 	free(done);
 	free(res);
-	free(width);
 	cJSON_Delete(restarts);
 out:
 	for (size_t i = 0; i < n; i++)
