@@ -5,7 +5,7 @@
  * time has passed (sleeping the bulk, spinning the last stretch, so short
  * kernels are stretched as exactly as long ones), as a clock-throttled CPU
  * takes longer for the same work. The statistics count kernels, their real
- * time and the time added; each step's fastest gemm_kernel per multiply-add
+ * time and the time added; each step's fastest metered GEMM per multiply-add
  * is kept (gemm_speed), as on emu, to tell a machine that changed speed. The
  * state is the process's own (a cpu run is one rank per process): open resets
  * it, so nothing is allocated. */

@@ -78,7 +78,7 @@ struct emu_op {
 	void *ctx;
 	double *target, value; /* OP_SET: *target = value, in stream order */
 	long step;             /* OP_KERNEL: the host's step when it launched the kernel */
-	double macs;           /* OP_KERNEL: gemm_kernel's multiply-adds (m·n·k), else 0 */
+	double macs;           /* OP_KERNEL: a metered GEMM's multiply-adds (m·n·k), else 0 */
 	int peer, send, tag;   /* OP_SENDRECV */
 	const size_t *send_counts, *recv_counts; /* OP_ALLTOALL: src → dst */
 };
@@ -421,8 +421,8 @@ static void emu_mark_step(struct fl_backend *be, long step)
 	d->host_step = step;
 }
 
-/* How fast the device's core ran `step`'s work: its fastest gemm_kernel in ns
- * of real execution (before any clock factor's pause) per multiply-add; 0
+/* How fast the device's core ran `step`'s work: its fastest metered GEMM
+ * (fl_gemm_macs) in ns of real execution (before any clock factor's pause) per multiply-add; 0
  * when the step ran none. The same shapes run every step, so a step whose
  * fastest GEMM is slower than another's ran on a slower machine; the fastest,
  * because a thread beside the worker only ever lengthens a kernel. Read after

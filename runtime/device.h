@@ -71,7 +71,8 @@ struct fl_backend_ops {
 	int (*compute_core)(const struct fl_backend *be, int *busy_left_out, int *quiet_cores);
 	/* called as the host starts step `step` (NULL: the device keeps no steps) */
 	void (*mark_step)(struct fl_backend *be, long step);
-	/* the fastest gemm_kernel of `step` in ns of real work per multiply-add,
+	/* the fastest metered GEMM (fl_gemm_macs) of `step` in ns of real work per
+	 * multiply-add,
 	 * 0 when it ran none (NULL: not measured); read once the device drained */
 	double (*gemm_speed)(const struct fl_backend *be, long step);
 	/* called to run one kernel on a stream */
@@ -153,14 +154,17 @@ void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
 void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
 void fl_dev_synchronize(struct fl_backend *be);
 /* A backend's record of how fast its core ran the same shapes, step by step
- * (ops->gemm_speed): each step's fastest gemm_kernel in ns of real work per
+ * (ops->gemm_speed): each step's fastest metered GEMM in ns of real work per
  * multiply-add, the fastest because a thread beside the work only ever
  * lengthens a kernel; steps from FL_GEMM_METER_STEPS on are not kept. */
 #define FL_GEMM_METER_STEPS 4096
 struct fl_gemm_meter {
 	double ns_per_mac[FL_GEMM_METER_STEPS]; /* 0: the step ran no GEMM */
 };
-/* gemm_kernel's multiply-adds (m·n·k) for these arguments, 0 for any other kernel */
+/* a metered GEMM's multiply-adds (m·n·k) for these arguments, 0 for any other
+ * kernel: the one GEMM of each workload that runs the same shape every step and
+ * on every rank (gemm_kernel; a pipeline's gemm_relu_kernel; a mixture of
+ * experts' expert_gemm_relu_kernel) */
 double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a);
 /* a GEMM of `macs` multiply-adds ran real_ns in `step` */
 void fl_gemm_meter_note(struct fl_gemm_meter *m, long step, double real_ns, double macs);

@@ -1,5 +1,5 @@
 # The emulated device's signatures hold, read back by an independent parser, in
-# each of 5 consecutive runs (2 ranks, 4 recorded steps): straggler, sync stall,
+# each of 5 consecutive runs (2 ranks, 12 recorded steps; 4 on one device): straggler, sync stall,
 # unoverlapped vs overlapped all-reduce, and the device idle under R7's stall.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_EMU_RUNS:-5}
@@ -8,7 +8,7 @@ for i in $(seq 1 "$RUNS"); do
 	expect_exit 0 "run $i: sync-stall" -- "$FL" run "$SRC/scenarios/sync-stall.json" --steps 4 -o "$out"
 	expect_exit 0 "run $i: r7-starved-emu" -- "$FL" run "$SRC/scenarios/emu/r7-starved-emu.json" --steps 4 -o "$out"
 	for s in ddp-healthy ddp-unoverlapped straggler; do
-		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 6 -o "$out"
+		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --ranks 2 --steps 12 -o "$out"
 	done
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
 		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"

@@ -20,8 +20,8 @@ for i in $(seq 1 "$RUNS"); do
 		out="$TMP/run$i/p$p"
 		a="$SRC/scenarios/moe-a.json"
 		[ "$p" = 4 ] && a="$TMP/moe-a4.json"
-		expect_exit 0 "run $i: moe-a on $p ranks" -- "$FL" run "$a" --ranks "$p" -o "$out"
-		expect_exit 0 "run $i: moe-healthy on $p ranks" -- "$FL" run "$SRC/scenarios/moe-healthy.json" --ranks "$p" -o "$out"
+		expect_exit 0 "run $i: moe-a on $p ranks" -- "$FL" run "$a" --ranks "$p" --steps 12 -o "$out"
+		expect_exit 0 "run $i: moe-healthy on $p ranks" -- "$FL" run "$SRC/scenarios/moe-healthy.json" --ranks "$p" --steps 12 -o "$out"
 		if python3 "$SRC/tests/tools/tracecheck.py" moe "$out" >"$TMP/sig" 2>&1; then
 			sig_pass "run $i, $p ranks: moe signatures hold" "$TMP/sig"
 		else
@@ -41,7 +41,7 @@ assert f["affected_ranks"] == [0], f["affected_ranks"]
 rec = [x for x in f["instances"] if x["recorded"]]
 assert rec and all(x["unit"] == "%" and x["tokens"] == 204 for x in rec), rec[:2]
 m = t["environment"]["moe"]
-assert m["experts"] == 2 and m["tokens_per_expert"] == [204, 52] and len(m["tokens_per_expert_per_step"]) == 8, m
+assert m["experts"] == 2 and m["tokens_per_expert"] == [204, 52] and len(m["tokens_per_expert_per_step"]) == 12, m  # --steps 12
 assert t["environment"]["calibration"]["kind"] == "moe"
 PY
 

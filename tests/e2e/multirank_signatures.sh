@@ -10,7 +10,7 @@ bash "$SRC/tests/tools/multirank_scenarios.sh" "$SRC" "$TMP/sc"
 for i in $(seq 1 "$RUNS"); do
 	out="$TMP/run$i"
 	for s in comm-bound straggler straggler-backward; do
-		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$TMP/sc/$s.json" --ranks 2 --steps 6 -o "$out"
+		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$TMP/sc/$s.json" --ranks 2 --steps 12 -o "$out"
 	done
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
 		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"

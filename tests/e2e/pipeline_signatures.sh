@@ -10,7 +10,7 @@ RUNS=${FL_PP_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do
 	out="$TMP/run$i"
 	for s in pipeline-a pipeline-healthy; do
-		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" -o "$out"
+		expect_exit 0 "run $i: $s on 2 ranks" -- "$FL" run "$SRC/scenarios/$s.json" --steps 12 -o "$out"
 	done
 	if [ "${FL_TIMING_CHECKS:-1}" = 0 ]; then
 		echo "skip  run $i: timing signatures (FL_TIMING_CHECKS=0: a sanitizer build distorts timing)"
