@@ -637,8 +637,8 @@ def one_speed(out, stem, rs):
     cannot be judged when fewer than ONE_SPEED_STEPS did (None: it can).
     The truth records, for each rank and recorded step, the fastest of the
     step's metered GEMMs in ns of real work per multiply-add
-    (environment.core_speed.by_rank[].step_gemm_ns_per_mac, the same shape on
-    every rank and in every step). On this machine each core switches on its
+    (environment.core_speed.by_rank[].step_gemm_ns_per_mac, the same shape in
+    every step; on every rank but a skewed mixture of experts'). On this machine each core switches on its
     own between two speeds 1.8x apart, within a second, from outside the
     machine: a run of seconds almost always spans a switch, so the run as a
     whole rarely kept one speed, while most of its steps did. Comparing ranks
@@ -776,8 +776,6 @@ def multirank(out):
     if any(n.startswith(cb + ".rank-") for n in names):
         rs = ranks(out, cb)
         t = truth_of(out, cb)
-        # the transfers' speed is the link's whatever the cores' speed: every step
-        bw_rs = ranks(out, cb)
         cb_cwhy = best_speed(out, cb)
         cb_why = one_speed(out, cb, rs)
         gbps = t["faults"][0]["params"]["gbps"]
@@ -801,7 +799,7 @@ def multirank(out):
               % (min(comm.values()) / 1000, max(comp.values()) / 1000), why=cb_why)
         # one bucket per layer: dim x dim floats; a ring all-reduce sends 2(p-1)/p of it per rank
         bus = 2.0 * (p - 1) / p * dim * dim * 4
-        for r in bw_rs:
+        for r in rs:  # every kernel: the link's speed, whatever the cores' (keep_steps() keeps them all)
             durs = [e["dur"] for e in r.kernels if e["name"].startswith("nccl")]
             # a loaded machine only ever lengthens a transfer (a late wake-up, a peer
             # that joins late): the fastest tenth of the transfers is the link itself
