@@ -1,0 +1,383 @@
+"""What every check of tracecheck.py reads: a trace's steps, spans and ops
+(Trace), a device trace's kernels, comm and compute (DeviceTrace, ranks()),
+a run's truth (truth_of()), whether its ranks shared cores or its cores
+changed speed (crowded(), incomparable(), best_speed(), one_speed()), the
+pass/fail state and its check() and tcheck(), interval and statistics
+helpers. It checks nothing itself."""
+import gzip
+import json
+import os
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read()
+    return text, json.loads(text)
+
+
+def upper_median(v):
+    s = sorted(v)
+    return s[len(s) // 2]
+
+
+class Trace:
+    def __init__(self, path):
+        self.path = path
+        self.text, self.doc = load(path)
+        self.x = [e for e in self.doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "Trace"]
+        steps = [e for e in self.x if e["cat"] == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+        steps.sort(key=lambda e: e["ts"])
+        self.steps = [(int(e["name"].split("#")[1]), e) for e in steps]
+
+    def in_step(self, step_ev, e):
+        return step_ev["pid"] == e["pid"] and step_ev["ts"] <= e["ts"] < step_ev["ts"] + step_ev["dur"]
+
+    def step_ms(self):
+        return {n: e["dur"] / 1000.0 for n, e in self.steps}
+
+    def spans_in_step(self, name):
+        """{step number: total ms of span `name` in that step}"""
+        out = {}
+        for n, s in self.steps:
+            tot = sum(e["dur"] for e in self.x
+                      if e["cat"] == "user_annotation" and e["name"] == name and self.in_step(s, e))
+            if tot > 0:
+                out[n] = tot / 1000.0
+        return out
+
+    def ops_in_step(self):
+        return {n: sum(1 for e in self.x if e["cat"] == "cpu_op" and self.in_step(s, e)) for n, s in self.steps}
+
+    def max_gap_in_span(self, name):
+        """Largest uncovered gap between consecutive cpu_ops inside the `name` span of each
+        step, as a fraction of the step's duration: returns (median over steps, worst step).
+        The median is the signature (every step of an op storm is dense); the worst step
+        shows what one preemption of the process by the OS did."""
+        per_step = []
+        for n, s in self.steps:
+            worst = 0.0
+            for sp in (e for e in self.x if e["cat"] == "user_annotation" and e["name"] == name
+                       and self.in_step(s, e)):
+                ops = sorted((e for e in self.x if e["cat"] == "cpu_op" and e["pid"] == sp["pid"]
+                              and e["tid"] == sp["tid"] and sp["ts"] <= e["ts"] < sp["ts"] + sp["dur"]),
+                             key=lambda e: e["ts"])
+                end = None
+                for e in ops:
+                    if end is not None and e["ts"] > end:
+                        worst = max(worst, (e["ts"] - end) / s["dur"])
+                    end = max(end or 0, e["ts"] + e["dur"])
+            per_step.append(worst)
+        return upper_median(per_step), max(per_step)
+
+
+# the pass/fail state, here alone: check() and tcheck() read it here, and
+# tracecheck.py forwards its names (tracecheck.failures, .timing_skip,
+# .timing_dir) here
+failures = []
+# why this run's timing between ranks cannot be judged (crowded(), or
+# FL_TIMING_CHECKS=0), or None
+timing_skip = None
+# the output directory whose truths a tcheck(stem=...) consults, one scenario's
+timing_dir = None
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def tcheck(cond, what, stem=None, speed=True, why=None):
+    """a timing check: asserted unless timing_skip says why not, or (with stem)
+    crowded() says so of that scenario's run (speed=False: only its sharing of
+    cores, not the cores' speed, for a share whose margin a speed change does
+    not reach), or the caller gives a reason of its own (why)"""
+    why = timing_skip or why
+    if not why and stem and timing_dir:
+        why = crowded(timing_dir, stem, speed)
+    if why:
+        print("skip  %s (%s)" % (what, why))
+    else:
+        check(cond, what)
+
+
+def crowded(out, stem=None, speed=True):
+    """Why the ranks of the runs in OUT_DIR (those named STEM, if given) could
+    not run side by side, or at one speed, or None.
+    More ranks than cores take turns on them. A run leaves out a core that
+    another process keeps over half busy when it starts (the truth's environment.pinning), so its ranks share fewer cores
+    than the machine has: on 2 cores with one taken, 2 ranks take turns on the
+    other. A pipeline's stages then cannot overlap, compute doubles against a
+    paced link: the timing between ranks measures the crowding, not the
+    scenario. One process on the emulated device gives the device a quiet
+    core and its host the others: with fewer than two quiet cores (the truth's
+    pinning.quiet_cores) the device shared its core with the host or another
+    process, and a share of host time against device time measures that. Or
+    (unless speed is False) the cores did not keep one speed (the truth's
+    environment.core_speed: each rank's core timed on the device's GEMM as the
+    window opened and closed, and each step's fastest GEMM): on a virtual
+    machine a core whose physical sibling another guest keeps busy runs the
+    GEMM up to twice as long, and its rank poses as a straggler. The run says
+    so on stderr and in the truth;
+    the test reads it."""
+    for f in sorted(os.listdir(out)):
+        if not f.endswith(".truth.json") or (stem and f != stem + ".truth.json"):
+            continue
+        with open(os.path.join(out, f), encoding="utf-8") as fh:
+            env = json.load(fh)["environment"]
+        world, cpus = env.get("world_size", 1), env.get("cpus", 1)
+        pin = env.get("pinning") or {}
+        left = pin.get("busy_cores_left_out", 0)
+        if world > cpus:
+            return ("%s: %d ranks on %d cores: ranks take turns on a core, and the timing between ranks measures "
+                    "the turns" % (f[:-len(".truth.json")], world, cpus))
+        if world > 1 and 0 < left < cpus and -(-world // (cpus - left)) > -(-world // cpus):
+            return ("%s: %d ranks on %d of %d cores, %d left out busy with another process"
+                    % (f[:-len(".truth.json")], world, cpus - left, cpus, left))
+        if world == 1 and "device_core" in pin and pin.get("quiet_cores", 2) < 2:
+            return ("%s: %d of %d cores quiet when the run started: the emulated device had no quiet core to "
+                    "itself (the host's threads or another process ran beside it)"
+                    % (f[:-len(".truth.json")], pin["quiet_cores"], cpus))
+        cs = env.get("core_speed") or {}
+        if speed and cs.get("unequal"):
+            return "%s: the cores did not keep one speed: %s" % (f[:-len(".truth.json")], cs.get("why"))
+    return None
+
+
+def incomparable(out, a, b):
+    """Why two runs' step times cannot be compared, or None: a ratio of two
+    windows is judged only when the machine ran them at one speed. Each truth
+    records every recorded step's fastest GEMM in ns per multiply-add
+    (environment.core_speed); over 1.15x apart (core_speed's own rule), the
+    machine changed speed between the windows. R8 against its healthy baseline
+    read 3.2-3.7x with the windows 1.31-1.52x apart, and 4.2-6.6x within
+    1.16x of each other (26 regens). Nor are two windows of different widths
+    compared (a re-checked calibration chose again between them)."""
+    med, dim = {}, {}
+    for stem in (a, b):
+        with open(os.path.join(out, stem + ".truth.json"), encoding="utf-8") as fh:
+            env = json.load(fh)["environment"]
+        dim[stem] = (env.get("calibration") or {}).get("dim")
+        ranks = (env.get("core_speed") or {}).get("by_rank") or []
+        per = ranks[0].get("step_gemm_ns_per_mac") if ranks else None
+        med[stem] = upper_median(per) if per else None
+    # regen records the set again when a re-check changes the width; a machine that
+    # changed it three rounds running leaves two widths (regen warns)
+    if dim[a] != dim[b]:
+        return ("the two runs are different models: %s ran %s wide, %s %s wide (the calibration was chosen "
+                "again between them)" % (a, dim[a], b, dim[b]))
+    if not med[a] or not med[b]:
+        return None
+    r = max(med.values()) / min(med.values())
+    if r > 1.15:
+        return ("the machine changed speed between the windows: %s ran its GEMMs at %.3f ns per multiply-add, "
+                "%s at %.3f (%.2fx apart, > 1.15x)" % (a, med[a], b, med[b], r))
+    return None
+
+
+# ---- intervals: union, length, intersection, clip, gaps ----
+
+def union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(u):
+    return sum(b - a for a, b in u)
+
+
+def intersect(u, v):
+    i = j = 0
+    t = 0.0
+    while i < len(u) and j < len(v):
+        a, b = max(u[i][0], v[j][0]), min(u[i][1], v[j][1])
+        if b > a:
+            t += b - a
+        if u[i][1] < v[j][1]:
+            i += 1
+        else:
+            j += 1
+    return t
+
+
+def clip(u, a, b):
+    return [[max(x, a), min(y, b)] for x, y in u if y > a and x < b]
+
+
+def gaps(u, a, b):
+    """idle intervals' lengths of union u inside [a, b], the edges included"""
+    u = clip(u, a, b)
+    out, t = [], a
+    for x, y in u:
+        out.append(x - t)
+        t = y
+    out.append(b - t)
+    return [g for g in out if g > 0]
+
+
+def in_window(e, a, b):
+    return a <= e["ts"] < b
+
+
+# ---- statistics ----
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def quantile(v, q):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def spread(d):
+    """(max - min) / max of per-rank values: 0 when every rank is alike"""
+    v = list(d.values())
+    return (max(v) - min(v)) / max(v) if max(v) > 0 else 0.0
+
+
+# ---- a run's truth and its device traces ----
+
+def truth_of(out, stem):
+    with open(os.path.join(out, stem + ".truth.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+class DeviceTrace(Trace):
+    def __init__(self, path):
+        Trace.__init__(self, path)
+        self.kernels = [e for e in self.x if e["cat"] == "kernel"]
+        self.comm = union([(e["ts"], e["ts"] + e["dur"]) for e in self.kernels if e["name"].startswith("nccl")])
+        self.compute = union([(e["ts"], e["ts"] + e["dur"]) for e in self.kernels if not e["name"].startswith("nccl")])
+        self.rank = self.doc["distributedInfo"]["rank"]
+        self.every = list(self.steps)
+
+    def per_step(self, u):
+        return [length(clip(u, s["ts"], s["ts"] + s["dur"])) for _, s in self.steps]
+
+    def keep_steps(self, nums):
+        """read only the steps numbered in nums from now on (one_speed()),
+        except cost_per_step(), which reads every step (self.every)"""
+        self.steps = [(n, s) for n, s in self.steps if n in nums]
+
+    def cost_per_step(self, pred):
+        """What the kernels whose name satisfies pred cost per step with the
+        machine's load taken out: for each kernel name, its count per step
+        (median over steps) times the fastest tenth of its durations. A kernel
+        of the emulated device runs on a worker thread, which the OS may
+        deschedule mid-kernel, so a loaded machine only ever lengthens one.
+        Every recorded step, whatever keep_steps() kept: a core that changes
+        speed visits its faster one in most runs (best_speed() says when every
+        rank's did for long enough)."""
+        by = {}
+        for e in self.kernels:
+            if pred(e["name"]):
+                by.setdefault(e["name"], []).append(e)
+        total = 0.0
+        for evs in by.values():
+            counts = [sum(1 for e in evs if s["ts"] <= e["ts"] < s["ts"] + s["dur"]) for _, s in self.every]
+            total += median(counts) * quantile([e["dur"] for e in evs], 0.1)
+        return total
+
+    def overlap_pct(self):
+        c = length(self.comm)
+        return 100.0 * intersect(self.comm, self.compute) / c if c else 0.0
+
+
+def ranks(out, stem):
+    files = sorted(f for f in os.listdir(out) if f.startswith(stem + ".rank-") and f.endswith(".json.gz"))
+    return [DeviceTrace(os.path.join(out, f)) for f in files]
+
+
+# a step is judged when its ranks' fastest metered GEMMs are within this of
+# each other (core_speed's own rule); the two speeds this machine's cores
+# switch between are 1.8x apart, alike cores agree within a few per cent
+ONE_SPEED = 1.15
+# and a run when at least this many of its steps are
+ONE_SPEED_STEPS = 3
+
+
+def step_speeds(out, stem):
+    """{rank: {step number: its fastest metered GEMM, ns per multiply-add}} from
+    STEM's truth, or a string saying why there are none"""
+    by = ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
+    speed = {}
+    for r in by:
+        v, first = r.get("step_gemm_ns_per_mac"), r.get("step_gemm_from")
+        if not v or first is None:
+            return "%s: its truth records no per-step speed of rank %s's core" % (stem, r.get("rank"))
+        speed[r["rank"]] = {int(first) + i: x for i, x in enumerate(v) if x > 0}
+    if len(speed) < 2 or any(not d for d in speed.values()):
+        return "%s: its truth records the per-step speed of %d cores" % (stem, len(speed))
+    return speed
+
+
+def best_speed(out, stem):
+    """Why the kernels' cost (DeviceTrace.cost_per_step(), each kernel at its
+    fastest tenth over the run) cannot be compared between STEM's ranks, or
+    None: it can when every rank's core ran at the same best speed for a
+    quarter of the run's steps or more (the ranks' per-step fastest metered
+    GEMMs at their lower quartile within ONE_SPEED of each other). A core
+    that stayed at its slower speed through the run (seen for 1-2 s at a
+    time) makes its rank's kernels cost 1.8x at their fastest too; one that
+    reached its faster speed for a step or two leaves most of its kernels
+    without a fast instance (rank 0 of comm-bound, run 5 of the series on
+    12c2030: fastest GEMM 0.192 in one step, 0.25-0.31 in the 11 others; its
+    backward GEMMs never ran fast, and their cost read 32% above rank 1's)."""
+    if os.environ.get("FL_TIMING_CHECKS") == "always":
+        return None
+    speed = step_speeds(out, stem)
+    if isinstance(speed, str):
+        return speed
+    best = {r: quantile(list(d.values()), 0.25) for r, d in speed.items()}
+    q = max(best.values()) / min(best.values())
+    if q > ONE_SPEED:
+        return ("%s: the ranks' cores did not keep one best speed: their steps' fastest GEMMs at the lower "
+                "quartile %s ns per multiply-add, %.2fx apart (> %.2fx)"
+                % (stem, " ".join("%.3f" % best[r] for r in sorted(best)), q, ONE_SPEED))
+    return None
+
+
+def one_speed(out, stem, rs):
+    """Keep in each rank trace of rs (STEM's run) only the steps in which every
+    rank's core ran at one speed, and say why the run's timing between ranks
+    cannot be judged when fewer than ONE_SPEED_STEPS did (None: it can).
+    The truth records, for each rank and recorded step, the fastest of the
+    step's metered GEMMs in ns of real work per multiply-add
+    (environment.core_speed.by_rank[].step_gemm_ns_per_mac, the same shape in
+    every step; on every rank but a skewed mixture of experts'). On this machine each core switches on its
+    own between two speeds 1.8x apart, within a second, from outside the
+    machine: a run of seconds almost always spans a switch, so the run as a
+    whole rarely kept one speed, while most of its steps did. Comparing ranks
+    in a step where one core ran at the other speed measures the machine, not
+    the scenario; comparing them in the steps where the cores agreed measures
+    the scenario. A step whose switch came after its fastest GEMM still passes
+    as one speed: the statistics over the kept steps are medians and
+    quartiles. Under FL_TIMING_CHECKS=always every step is kept."""
+    if os.environ.get("FL_TIMING_CHECKS") == "always":
+        return None
+    speed = step_speeds(out, stem)
+    if isinstance(speed, str):
+        return speed
+    if len(speed) != len(rs):
+        return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(speed), len(rs))
+    common = set.intersection(*(set(d) for d in speed.values()))
+    ratio = {n: max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for n in common}
+    keep = {n for n, q in ratio.items() if q <= ONE_SPEED}
+    if len(keep) < ONE_SPEED_STEPS:  # its checks are skipped; their figures read every step
+        return ("%s: %d of %d steps ran at one speed on every rank's core (fastest GEMMs within %.2fx; the "
+                "steps' ratios %s)" % (stem, len(keep), len(ratio), ONE_SPEED,
+                                       " ".join("%.2f" % ratio[n] for n in sorted(ratio))))
+    for r in rs:
+        r.keep_steps(keep)
+    print("      %s: %d of %d steps judged, those that ran at one speed on every rank's core (ratios %s)"
+          % (stem, len(keep), len(ratio), " ".join("%.2f" % ratio[n] for n in sorted(ratio))))
+    return None
