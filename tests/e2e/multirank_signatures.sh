@@ -79,7 +79,7 @@ python3 - "$TMP" "$SRC" <<'PY'
 import json, os, sys
 tmp = sys.argv[1]
 sys.path.insert(0, os.path.join(sys.argv[2], "tests", "tools"))
-import tracecheck
+import tc_common as tc
 r = json.load(open(tmp + "/right.json"))
 w = json.load(open(tmp + "/wrong.json"))
 print("      right %s/%s, wrong %s/%s (credit: %s)" % (r["score"], r["max_score"], w["score"], w["max_score"],
@@ -92,11 +92,11 @@ assert r["score"] == r["max_score"], bad
 # run whose ranks shared a core or whose cores changed speed: tracecheck's
 # timing check, which prints skip with the reason)
 if os.environ.get("FL_TIMING_CHECKS", "1") == "0":
-    tracecheck.timing_skip = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing"
-tracecheck.timing_dir = tmp + "/run1"
-tracecheck.tcheck(w["score"] <= 0.1 * w["max_score"], "comm-bound rubric: the lookalike's answer at most 10%",
+    tc.timing_skip = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing"
+tc.timing_dir = tmp + "/run1"
+tc.tcheck(w["score"] <= 0.1 * w["max_score"], "comm-bound rubric: the lookalike's answer at most 10%",
                   stem="ddp-run-b")
-sys.exit(1 if tracecheck.failures else 0)
+sys.exit(1 if tc.failures else 0)
 PY
 [ $? = 0 ] && pass "comm-bound rubric: right earns full marks" || fail "rubric scores"
 finish

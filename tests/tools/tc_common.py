@@ -71,9 +71,8 @@ class Trace:
         return upper_median(per_step), max(per_step)
 
 
-# the pass/fail state, here alone: check() and tcheck() read it here, and
-# tracecheck.py forwards its names (tracecheck.failures, .timing_skip,
-# .timing_dir) here
+# the pass/fail state, here alone: check() and tcheck() read it here; a
+# script that sets it imports this module
 failures = []
 # why this run's timing between ranks cannot be judged (crowded(), or
 # FL_TIMING_CHECKS=0), or None
