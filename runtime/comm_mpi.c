@@ -23,20 +23,23 @@ static int pinned_core = -1, pinned_avoided;
 static volatile unsigned long *board;
 static size_t board_bytes;
 
-/* Doors for point-to-point waits, on the same shared segment after the board.
+/* Doors for waits on peers, on the same shared segment after the board.
  * posted[a * size + b] counts the sends rank a has posted to b (sends_to) and
- * the receives b has posted from a (recvs_from), each written only by its
+ * the receives b has posted from a (recvs_from), arrived[r] the collectives
+ * rank r has reached (all-reduce, all-to-all), each written only by its
  * owner; bell[r] is the futex word rank r sleeps on and every counter change
  * that r may wait for rings. NULL unless every rank mapped the segment. */
 struct doors {
 	uint32_t *bell;       /* size words */
+	uint32_t *arrived;    /* size words: [r], written by r */
 	uint32_t *sends_to;   /* size × size: [a * size + b], written by a */
 	uint32_t *recvs_from; /* size × size: [b * size + a], written by b */
 };
 static struct doors doors;
 static uint32_t *my_sends, *my_recvs; /* this rank's counts per peer */
+static uint32_t my_arrivals;          /* the collectives this rank has reached */
 
-static size_t doors_bytes(void) { return (size_t)size * (1 + 2 * (size_t)size) * sizeof(uint32_t); }
+static size_t doors_bytes(void) { return (size_t)size * (2 + 2 * (size_t)size) * sizeof(uint32_t); }
 
 /* Rank 0 creates a POSIX shared-memory segment named after its pid and tells the
  * others; every rank maps it; rank 0 unlinks the name once all have mapped it. */
@@ -76,7 +79,10 @@ static void board_open(void)
 		return;
 	my_recvs = my_sends + size;
 	uint32_t *w = (uint32_t *)(void *)((char *)board + (size_t)size * FL_BOARD_SLOTS * sizeof(unsigned long));
-	doors = (struct doors){.bell = w, .sends_to = w + size, .recvs_from = w + size + (size_t)size * size};
+	doors = (struct doors){.bell = w,
+			       .arrived = w + size,
+			       .sends_to = w + 2 * (size_t)size,
+			       .recvs_from = w + 2 * (size_t)size + (size_t)size * size};
 }
 
 volatile unsigned long *fl_comm_board(void) { return board; }
@@ -258,10 +264,39 @@ static enum fl_status wait_p2p(MPI_Request *req, const char *what, const uint32_
 	return wait_req(req, what);
 }
 
+/* Reach the next collective: publish it, ring every peer, and sleep on this
+ * rank's bell until every peer has reached it too. Until then there is
+ * nothing to move, and a rank that came first would otherwise test MPI in
+ * wait_req's naps, some 20,000 wake-ups a second on the core its compute
+ * worker runs on: in a comm-bound run, the first rank's backward GEMMs that
+ * overlap the all-reduce ran up to 1.6x slower than its peer's, every step.
+ * The sleep is bounded (FUTEX_WAIT's timeout): a missed ring costs 2 ms. */
+static void arrive(void)
+{
+	if (!doors.bell)
+		return;
+	uint32_t k = ++my_arrivals, *bell = &doors.bell[rank];
+	__atomic_store_n(&doors.arrived[rank], k, __ATOMIC_RELEASE);
+	for (int p = 0; p < size; p++)
+		if (p != rank)
+			ring(p);
+	for (;;) {
+		uint32_t seq = __atomic_load_n(bell, __ATOMIC_ACQUIRE);
+		int p = 0;
+		while (p < size && (int32_t)(__atomic_load_n(&doors.arrived[p], __ATOMIC_ACQUIRE) - k) >= 0)
+			p++;
+		if (p == size)
+			return;
+		struct timespec limit = {0, 2 * 1000000L};
+		syscall(SYS_futex, bell, FUTEX_WAIT, seq, &limit, NULL, 0);
+	}
+}
+
 enum fl_status fl_comm_allreduce_sum(float *buf, size_t n)
 {
 	if (!inited || size == 1)
 		return FL_OK;
+	arrive();
 	MPI_Request req;
 	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
 	if (rc != MPI_SUCCESS)
@@ -343,6 +378,7 @@ enum fl_status fl_comm_alltoallv(const float *send, const size_t *send_counts, f
 		so += send_counts[p];
 		ro += recv_counts[p];
 	}
+	arrive();
 	MPI_Request req;
 	int mrc = MPI_Ialltoallv(send, sc, sd, MPI_FLOAT, recv, rc, rd, MPI_FLOAT, MPI_COMM_WORLD, &req);
 	enum fl_status st = mrc == MPI_SUCCESS ? wait_req(&req, "MPI_Ialltoallv") : mpi_err(mrc, "MPI_Ialltoallv");

@@ -270,12 +270,15 @@ class DeviceTrace(Trace):
     def cost_per_step(self, pred):
         """What the kernels whose name satisfies pred cost per step with the
         machine's load taken out: for each kernel name, its count per step
-        (median over steps) times the fastest tenth of its durations. A kernel
-        of the emulated device runs on a worker thread, which the OS may
-        deschedule mid-kernel, so a loaded machine only ever lengthens one.
-        Every recorded step, whatever keep_steps() kept: a core that changes
-        speed visits its faster one in most runs (best_speed() says when every
-        rank's did for long enough)."""
+        (median over steps) times the lower quartile of its durations
+        (BEST_QUANTILE). A kernel of the emulated device runs on a worker
+        thread, which the OS may deschedule mid-kernel, so a loaded machine
+        only ever lengthens one. Every recorded step, whatever keep_steps()
+        kept: best_speed() says when every rank's core ran at one best speed
+        for that quarter of the run; the same quantile here, because a core
+        that visits its faster speed for a step or two would otherwise give
+        its kernels a fast tenth its peer's never had (comm-bound, 20.5%
+        apart at the fastest tenth, 2.9% at the lower quartile)."""
         by = {}
         for e in self.kernels:
             if pred(e["name"]):
@@ -283,7 +286,7 @@ class DeviceTrace(Trace):
         total = 0.0
         for evs in by.values():
             counts = [sum(1 for e in evs if s["ts"] <= e["ts"] < s["ts"] + s["dur"]) for _, s in self.every]
-            total += median(counts) * quantile([e["dur"] for e in evs], 0.1)
+            total += median(counts) * quantile([e["dur"] for e in evs], BEST_QUANTILE)
         return total
 
     def overlap_pct(self):
@@ -302,6 +305,9 @@ def ranks(out, stem):
 ONE_SPEED = 1.15
 # and a run when at least this many of its steps are
 ONE_SPEED_STEPS = 3
+# the kernels' cost and the cores' best speed are both read at this quantile
+# (a speed a core kept for a quarter of the run)
+BEST_QUANTILE = 0.25
 
 
 def step_speeds(out, stem):
@@ -321,7 +327,7 @@ def step_speeds(out, stem):
 
 def best_speed(out, stem):
     """Why the kernels' cost (DeviceTrace.cost_per_step(), each kernel at its
-    fastest tenth over the run) cannot be compared between STEM's ranks, or
+    lower quartile over the run) cannot be compared between STEM's ranks, or
     None: it can when every rank's core ran at the same best speed for a
     quarter of the run's steps or more (the ranks' per-step fastest metered
     GEMMs at their lower quartile within ONE_SPEED of each other). A core
@@ -336,7 +342,7 @@ def best_speed(out, stem):
     speed = step_speeds(out, stem)
     if isinstance(speed, str):
         return speed
-    best = {r: quantile(list(d.values()), 0.25) for r, d in speed.items()}
+    best = {r: quantile(list(d.values()), BEST_QUANTILE) for r, d in speed.items()}
     q = max(best.values()) / min(best.values())
     if q > ONE_SPEED:
         return ("%s: the ranks' cores did not keep one best speed: their steps' fastest GEMMs at the lower "

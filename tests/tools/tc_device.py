@@ -43,7 +43,7 @@ def emu(out):
         others = [cost[r] for r in cost if r != slow]
         tcheck(cost[slow] >= 1.5 * median(others),
                "straggler: rank %d's compute kernels cost %.2f ms/step >= 1.5x the others' median %.2f ms (each kernel "
-               "at its fastest tenth; as measured %.2f vs %.2f)"
+               "at its lower quartile; as measured %.2f vs %.2f)"
                % (slow, cost[slow] / 1000, median(others) / 1000, comp[slow] / 1000,
                   median([comp[r] for r in comp if r != slow]) / 1000), why=cwhy)
         for r in comm:
@@ -111,7 +111,7 @@ def multirank(out):
         # lengthens it on one rank, the kernels' own cost does not change)
         cost = {r.rank: r.cost_per_step(lambda n: not n.startswith("nccl")) for r in rs}
         tcheck(spread(cost) <= 0.15, "comm-bound: per-rank compute kernels cost alike, spread %.1f%% <= 15%% (ms/step, "
-              "each kernel at its fastest tenth: %s; as measured: %s)"
+              "each kernel at its lower quartile: %s; as measured: %s)"
               % (100 * spread(cost), ["%.1f" % (cost[k] / 1000) for k in sorted(cost)],
                  ["%.1f" % (comp[k] / 1000) for k in sorted(comp)]), why=cb_cwhy)
         tcheck(min(comm.values()) >= 0.8 * max(comp.values()),
@@ -152,7 +152,7 @@ def multirank(out):
         bcost = {r.rank: r.cost_per_step(lambda n: n in bwd_names) for r in rs}
         tcheck(max(bcost, key=bcost.get) == slow and bcost[slow] >= 1.5 * median([bcost[r] for r in others]),
               "backward straggler: rank %d's backward kernels cost the most, %.1f ms/step >= 1.5x the others' %.1f "
-              "(each kernel at its fastest tenth; as measured %.1f vs %.1f)"
+              "(each kernel at its lower quartile; as measured %.1f vs %.1f)"
               % (slow, bcost[slow] / 1000, median([bcost[r] for r in others]) / 1000, bwd[slow] / 1000,
                  median([bwd[r] for r in others]) / 1000), why=bs_cwhy)
         # the throttle slows no forward kernel: their cost is the others' (about
@@ -161,7 +161,7 @@ def multirank(out):
                  for r in rs}
         tcheck(fcost[slow] <= 1.3 * median([fcost[r] for r in others]),
               "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f (each kernel "
-              "at its fastest tenth; as measured %.2f vs %.2f)"
+              "at its lower quartile; as measured %.2f vs %.2f)"
               % (slow, fcost[slow] / 1000, median([fcost[r] for r in others]) / 1000,
                  fwd[slow] / 1000, median([fwd[r] for r in others]) / 1000), why=bs_cwhy)
         tcheck(all(comm[r] > comm[slow] for r in others),
@@ -177,7 +177,7 @@ def multirank(out):
               "lookalike: straggler's per-rank comm spread %.0f%% >= 20%% and >= 3x comm-bound's %.0f%%"
               % (100 * st_spread, 100 * cb_spread), why=st_why or cb_why)
         tcheck(st_comp >= 0.4, "lookalike: straggler's per-rank compute spread %.0f%% >= 40%% (comm-bound's <= 15%%; "
-              "each kernel at its fastest tenth)" % (100 * st_comp), why=st_cwhy)
+              "each kernel at its lower quartile)" % (100 * st_comp), why=st_cwhy)
 
 
 # ---- pipeline parallelism: the bubble ----
@@ -351,11 +351,11 @@ def moe(out):
                   "%s: balanced routing: every expert gets %s rows a step (%s)" % (label, tok[0], tok))
             # a load on one core (a build, another process) can slow the rank on it
             # through a whole run (measured on 2 shared cores: 38% once in 10 runs):
-            # each rank's expert kernels at their fastest tenth, within 40% (the
+            # each rank's expert kernels at their lower quartile, within 40% (the
             # hot expert of moe-a computes 4x to 16x the others)
             tol = 0.40
             tcheck(spread(cost) <= tol, "%s: the experts compute alike: per-rank expert kernels' cost %s ms/step "
-                  "within %.0f%% (spread %.0f%%; each kernel at its fastest tenth; the least disturbed step as "
+                  "within %.0f%% (spread %.0f%%; each kernel at its lower quartile; the least disturbed step as "
                   "measured %s)" % (label, ["%.1f" % (cost[k] / 1000) for k in sorted(cost)], 100 * tol,
                                     100 * spread(cost), ["%.1f" % (least[k] / 1000) for k in sorted(least)]),
                    why=cwhy)
@@ -374,7 +374,7 @@ def moe(out):
         want = 0.6 * tok[hot] / max(median([tok[k] for k in others]), 1)
         tcheck(max(cost, key=cost.get) == hot and cost[hot] >= want * oc,
               "%s: rank %d (the hot expert) computes longest, its expert kernels cost %.1f ms/step >= %.1fx the "
-              "others' %.1f (%s; each kernel at its fastest tenth; as measured %s)"
+              "others' %.1f (%s; each kernel at its lower quartile; as measured %s)"
               % (label, hot, cost[hot] / 1000, want, oc / 1000, ["%.1f" % (cost[k] / 1000) for k in sorted(cost)],
                  exs), why=cwhy)
         oc = min(comm[k] for k in others)

@@ -25,7 +25,7 @@ multirank, pipeline and moe print their timing checks as "skip" when crowded()
 says the run's ranks could not run side by side (shared cores), or under
 FL_TIMING_CHECKS=0 (a sanitizer build distorts timing); their counts are still
 checked. The cores' speed is judged check by check: a comparison of what the
-ranks' kernels cost (each kernel at its fastest tenth) when every rank's core
+ranks' kernels cost (each kernel at its lower quartile) when every rank's core
 ran at one best speed for a quarter of the run's steps (best_speed()); a
 wait, an idle share or a time per step over the steps in which every rank's
 core ran at one speed, when at least 3 did (one_speed()). emu's straggler reads its run the same way;
