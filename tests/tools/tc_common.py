@@ -351,10 +351,13 @@ def best_speed(out, stem):
     return None
 
 
-def one_speed(out, stem, rs):
+def one_speed(out, stem, rs, skip_first=False):
     """Keep in each rank trace of rs (STEM's run) only the steps in which every
     rank's core ran at one speed, and say why the run's timing between ranks
     cannot be judged when fewer than ONE_SPEED_STEPS did (None: it can).
+    skip_first: the window's first recorded step is never kept (a pipeline's:
+    each stage's first step begins where its own warm-up handed off, not
+    where the schedule puts it).
     The truth records, for each rank and recorded step, the fastest of the
     step's metered GEMMs in ns of real work per multiply-add
     (environment.core_speed.by_rank[].step_gemm_ns_per_mac, the same shape in
@@ -366,8 +369,13 @@ def one_speed(out, stem, rs):
     the scenario; comparing them in the steps where the cores agreed measures
     the scenario. A step whose switch came after its fastest GEMM still passes
     as one speed: the statistics over the kept steps are medians and
-    quartiles. Under FL_TIMING_CHECKS=always every step is kept."""
+    quartiles. Under FL_TIMING_CHECKS=always every step is kept (but a
+    skipped first)."""
+    first = min(n for r in rs for n, _ in r.steps) if rs else None
     if os.environ.get("FL_TIMING_CHECKS") == "always":
+        if skip_first:
+            for r in rs:
+                r.keep_steps({n for n, _ in r.steps if n != first})
         return None
     speed = step_speeds(out, stem)
     if isinstance(speed, str):
@@ -375,6 +383,8 @@ def one_speed(out, stem, rs):
     if len(speed) != len(rs):
         return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(speed), len(rs))
     common = set.intersection(*(set(d) for d in speed.values()))
+    if skip_first:
+        common.discard(first)
     ratio = {n: max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for n in common}
     keep = {n for n, q in ratio.items() if q <= ONE_SPEED}
     if len(keep) < ONE_SPEED_STEPS:  # its checks are skipped; their figures read every step

@@ -246,7 +246,10 @@ def pipeline(out):
                   "(SendRecv kernels, %s)" % (label, r.rank, want, sorted(set(per.values()))))
             check(not any(e["name"].startswith("nccl") and "AllReduce" in e["name"] for e in r.kernels),
                   "%s: rank %d runs no all-reduce (the stages hold different layers)" % (label, r.rank))
-        why = one_speed(out, stem, rs)
+        # the window's first step is left out: the last stage idled 14-24% in
+        # it against ~33% in the others (6 of 6 runs read back), its start set
+        # by the stage's own warm-up, not by the schedule
+        why = one_speed(out, stem, rs, skip_first=True)
         # a loaded machine only ever adds idle time (a stage descheduled makes its
         # neighbours wait): the least idle quarter of the steps shows the schedule
         share = {r.rank: 100 * quantile([b[0] for b in bubble(r)], 0.25) for r in rs}
