@@ -231,6 +231,14 @@ static void ring(int peer)
 	syscall(SYS_futex, &doors.bell[peer], FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* Sleep on this rank's bell until it rings past seq, 2 ms at most (a missed
+ * ring costs that, never a hang). */
+static void doze(uint32_t *bell, uint32_t seq)
+{
+	struct timespec limit = {0, 2 * 1000000L};
+	syscall(SYS_futex, bell, FUTEX_WAIT, seq, &limit, NULL, 0);
+}
+
 /* Publish this rank's k-th send to (recv from) `peer` and ring it. */
 static void post(uint32_t *counter, uint32_t k, int peer)
 {
@@ -258,8 +266,7 @@ static enum fl_status wait_p2p(MPI_Request *req, const char *what, const uint32_
 			return mpi_err(rc, what);
 		if (done)
 			return FL_OK;
-		struct timespec limit = {0, 2 * 1000000L};
-		syscall(SYS_futex, bell, FUTEX_WAIT, seq, &limit, NULL, 0);
+		doze(bell, seq);
 	}
 	return wait_req(req, what);
 }
@@ -287,8 +294,7 @@ static void arrive(void)
 			p++;
 		if (p == size)
 			return;
-		struct timespec limit = {0, 2 * 1000000L};
-		syscall(SYS_futex, bell, FUTEX_WAIT, seq, &limit, NULL, 0);
+		doze(bell, seq);
 	}
 }
 
