@@ -3,9 +3,10 @@
 # (same ops, same nesting, per-name counts equal the published keys: not a
 # timing check, so it runs in sanitizer builds too), every trace validates, and
 # truth files agree with the traces they describe. R8's step ratio compares
-# two windows: when their truths say they ran different widths, or their GEMMs
-# at speeds over 1.15x apart, it is printed as skip with the reason
-# (tracecheck.py incomparable) and the rest of the round is still checked.
+# two windows over their steps whose GEMMs (their truths' per-step speeds) ran
+# within 1.15x of each other; when fewer than 3 of each did, or the windows ran
+# different widths, it is printed as skip with the reason (tc_common.py
+# speed_matched) and the rest of the round is still checked.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_REGEN_RUNS:-5}
 for i in $(seq 1 "$RUNS"); do

@@ -1,7 +1,7 @@
 """What every check of tracecheck.py reads: a trace's steps, spans and ops
 (Trace), a device trace's kernels, comm and compute (DeviceTrace, ranks()),
 a run's truth (truth_of()), whether its ranks shared cores or its cores
-changed speed (crowded(), incomparable(), best_speed(), one_speed()), the
+changed speed (crowded(), speed_matched(), best_speed(), one_speed()), the
 pass/fail state and its check() and tcheck(), interval and statistics
 helpers. It checks nothing itself."""
 import gzip
@@ -144,35 +144,54 @@ def crowded(out, stem=None, speed=True):
     return None
 
 
-def incomparable(out, a, b):
-    """Why two runs' step times cannot be compared, or None: a ratio of two
-    windows is judged only when the machine ran them at one speed. Each truth
-    records every recorded step's fastest GEMM in ns per multiply-add
-    (environment.core_speed); over 1.15x apart (core_speed's own rule), the
-    machine changed speed between the windows. R8 against its healthy baseline
-    read 3.2-3.7x with the windows 1.31-1.52x apart, and 4.2-6.6x within
-    1.16x of each other (26 regens). Nor are two windows of different widths
-    compared (a re-checked calibration chose again between them)."""
-    med, dim = {}, {}
-    for stem in (a, b):
+MATCH_LEAST = 3
+
+
+def speed_matched(out, a, b, steps_a, steps_b):
+    """(a_ms, b_ms, None): the step times of runs A and B ({step: ms}, e.g.
+    Trace.step_ms()) over the steps the machine ran at one speed, or
+    (None, None, why) when they cannot be compared.
+    Each truth records every recorded step's fastest GEMM in ns per
+    multiply-add (environment.core_speed). A window is not always at one
+    speed, nor two windows a second apart at the same one: R8 against its
+    healthy baseline read 3.2-3.7x with the windows 1.31-1.52x apart, and once
+    4.0x with the healthy window's steps at two speeds 1.65x apart. So the
+    steps compared are those of both runs whose GEMMs ran within 1.15x of one
+    another (core_speed's own rule): of the speed bands [s, 1.15 s] that
+    start at a recorded step's speed, the one that holds the most steps of
+    the run that has fewer in it, when that is at least MATCH_LEAST of each.
+    Nor are two runs of different widths compared (a re-checked calibration
+    chose again between them)."""
+    per, dim = {}, {}
+    for stem, st in ((a, steps_a), (b, steps_b)):
         with open(os.path.join(out, stem + ".truth.json"), encoding="utf-8") as fh:
             env = json.load(fh)["environment"]
         dim[stem] = (env.get("calibration") or {}).get("dim")
         ranks = (env.get("core_speed") or {}).get("by_rank") or []
-        per = ranks[0].get("step_gemm_ns_per_mac") if ranks else None
-        med[stem] = upper_median(per) if per else None
+        r0 = ranks[0] if ranks else {}
+        first = r0.get("step_gemm_from", 0)
+        speed = {first + i: v for i, v in enumerate(r0.get("step_gemm_ns_per_mac") or [])}
+        per[stem] = [(speed[n], ms) for n, ms in st.items() if speed.get(n)]
     # regen records the set again when a re-check changes the width; a machine that
     # changed it three rounds running leaves two widths (regen warns)
     if dim[a] != dim[b]:
-        return ("the two runs are different models: %s ran %s wide, %s %s wide (the calibration was chosen "
-                "again between them)" % (a, dim[a], b, dim[b]))
-    if not med[a] or not med[b]:
-        return None
-    r = max(med.values()) / min(med.values())
-    if r > 1.15:
-        return ("the machine changed speed between the windows: %s ran its GEMMs at %.3f ns per multiply-add, "
-                "%s at %.3f (%.2fx apart, > 1.15x)" % (a, med[a], b, med[b], r))
-    return None
+        return None, None, ("the two runs are different models: %s ran %s wide, %s %s wide (the calibration was "
+                            "chosen again between them)" % (a, dim[a], b, dim[b]))
+    if not per[a] or not per[b]:
+        return None, None, "%s or %s recorded no per-step GEMM speed" % (a, b)
+    best = None
+    for s in sorted({v for stem in (a, b) for v, _ in per[stem]}):
+        band = [[ms for v, ms in per[stem] if s <= v <= 1.15 * s] for stem in (a, b)]
+        key = (min(len(band[0]), len(band[1])), len(band[0]) + len(band[1]))
+        if best is None or key > best[0]:
+            best = (key, band, s)
+    (least, _), band, s = best
+    if least < MATCH_LEAST:
+        q = lambda stem: "%.3f-%.3f" % (min(v for v, _ in per[stem]), max(v for v, _ in per[stem]))
+        return None, None, ("the machine ran the two windows at different speeds: no band of 1.15x holds %d steps "
+                            "of each (%s's GEMMs at %s ns per multiply-add, %s's at %s)"
+                            % (MATCH_LEAST, a, q(a), b, q(b)))
+    return band[0], band[1], None
 
 
 # ---- intervals: union, length, intersection, clip, gaps ----

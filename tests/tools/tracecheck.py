@@ -49,8 +49,8 @@ import sys
 import tc_common as common
 from tc_catalog import catalog, catalog_b, in_window, long_steps, per_step, recorded_instances  # noqa: F401
 from tc_common import (ONE_SPEED, ONE_SPEED_STEPS, DeviceTrace, Trace, best_speed, check, clip,  # noqa: F401
-                       crowded, gaps, incomparable, intersect, length, load, median, one_speed, quantile, ranks,
-                       spread, step_speeds, tcheck, truth_of, union, upper_median)
+                       crowded, gaps, intersect, length, load, median, one_speed, quantile, ranks,
+                       speed_matched, spread, step_speeds, tcheck, truth_of, union, upper_median)
 from tc_device import bubble, emu, moe, multirank, pipeline, schedule_idle  # noqa: F401
 from tc_noleak import (KINETO_KEYS, TRACE_NAME, leak_words, name_leaks, names, noleak, norm,  # noqa: F401
                        strings)
