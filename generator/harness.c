@@ -477,7 +477,8 @@ struct run {
 	struct fl_machine_sample load0;
 	struct fl_machine_load load; /* how busy the machine was during the window */
 	double core_ms[2];           /* this rank's core probed as the window opened, closed */
-	double *gemm_speed;          /* each recorded step's fastest GEMM, ns per multiply-add (backend gemm_speed) */
+	double *gemm_speed[FL_GEMM_KINDS]; /* each recorded step's fastest GEMM of each kind, ns per multiply-add
+					    * (backend gemm_speed) */
 	cJSON *report;
 	char **reports_text;
 };
@@ -822,9 +823,10 @@ static enum fl_status run_steps(struct run *x)
 	progress(h, x->total, WHERE_WRITE);
 	fl_dev_synchronize(&x->be);
 	x->core_ms[1] = probe_core(x); /* the device idle again: nothing of this rank's beside it */
-	if (x->be.ops->gemm_speed && (x->gemm_speed = calloc((size_t)x->active, sizeof(*x->gemm_speed))))
-		for (long k = 0; k < x->active; k++)
-			x->gemm_speed[k] = x->be.ops->gemm_speed(&x->be, x->total - x->active + k);
+	for (int g = 0; g < FL_GEMM_KINDS && x->be.ops->gemm_speed; g++)
+		if ((x->gemm_speed[g] = calloc((size_t)x->active, sizeof(*x->gemm_speed[g]))))
+			for (long k = 0; k < x->active; k++)
+				x->gemm_speed[g][k] = x->be.ops->gemm_speed(&x->be, g, x->total - x->active + k);
 	return FL_OK;
 }
 
@@ -875,9 +877,20 @@ static enum fl_status run_write(struct run *x)
 		cJSON_AddNumberToObject(p, "core", core);
 		cJSON_AddNumberToObject(p, "start_ms", x->core_ms[0]);
 		cJSON_AddNumberToObject(p, "end_ms", x->core_ms[1]);
-		if (x->gemm_speed) {
+		if (x->gemm_speed[FL_GEMM_MAIN]) {
 			cJSON_AddNumberToObject(p, "step_gemm_from", (double)(x->total - x->active));
-			cJSON_AddItemToObject(p, "step_gemm_ns_per_mac", cJSON_CreateDoubleArray(x->gemm_speed, (int)x->active));
+			cJSON_AddItemToObject(p, "step_gemm_ns_per_mac",
+					      cJSON_CreateDoubleArray(x->gemm_speed[FL_GEMM_MAIN], (int)x->active));
+		}
+		/* the backward GEMMs' own meters, those that ran (data-parallel and pipeline training) */
+		cJSON *bw = NULL;
+		for (int g = FL_GEMM_MAIN + 1; g < FL_GEMM_KINDS; g++) {
+			int ran = 0;
+			for (long k = 0; x->gemm_speed[g] && k < x->active; k++)
+				ran |= x->gemm_speed[g][k] > 0;
+			if (ran && (bw || (bw = cJSON_AddObjectToObject(p, "step_backward_gemm_ns_per_mac"))))
+				cJSON_AddItemToObject(bw, fl_gemm_kind_name(g),
+						      cJSON_CreateDoubleArray(x->gemm_speed[g], (int)x->active));
 		}
 	}
 	char *text = cJSON_PrintUnformatted(x->report);
@@ -937,7 +950,8 @@ static void run_release(struct run *x)
 	cJSON_Delete(x->report);
 	free(x->step_id);
 	free(x->expert_tokens);
-	free(x->gemm_speed);
+	for (int g = 0; g < FL_GEMM_KINDS; g++)
+		free(x->gemm_speed[g]);
 	if (h) {
 		for (size_t i = 0; i < h->n_faults; i++) {
 			if (h->faults[i].ops->release)

@@ -271,13 +271,14 @@ static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *c
 	int unequal = in->cores_unequal;
 	double calib_probe_ms = in->calibration ? in->calibration->probe_ms : 0;
 	cJSON *o = cJSON_AddObjectToObject(env, "core_speed");
-	char text[640];
+	char text[768];
 	snprintf(text, sizeof(text),
 		 "the fastest of %d runs of the device's gemm_kernel on %dx%d floats, called directly on the core each "
 		 "rank's device computes on, the ranks one at a time, as the window opened and as it closed; rank 0's "
 		 "also right after calibrating; and, on a device that measures it (emu, cpu), each recorded step's fastest "
 		 "metered GEMM (gemm_kernel; a pipeline's gemm_relu_kernel; a mixture of experts' expert_gemm_relu_kernel) in ns "
-		 "of real work per multiply-add (step_gemm_ns_per_mac, from step step_gemm_from)",
+		 "of real work per multiply-add (step_gemm_ns_per_mac, from step step_gemm_from), and of each backward "
+		 "GEMM of training (step_backward_gemm_ns_per_mac, by kernel)",
 		 FL_CORE_PROBE_REPS, FL_CORE_PROBE_N, FL_CORE_PROBE_N);
 	cJSON_AddStringToObject(o, "probe", text);
 	snprintf(text, sizeof(text),

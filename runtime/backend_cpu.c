@@ -40,12 +40,13 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 {
 	(void)stream;
 	struct cpu_dev *d = be->state;
-	double macs = d ? fl_gemm_macs(k, a) : 0;
+	int kind = FL_GEMM_MAIN;
+	double macs = d ? fl_gemm_macs(k, a, &kind) : 0;
 	if (!d || d->clock_factor <= 1.0) {
 		if (macs > 0) {
 			uint64_t t0 = fl_clock_ticks();
 			k->run(a);
-			fl_gemm_meter_note(&d->gemm, d->step, (double)fl_clock_delta_ns(t0, fl_clock_ticks()), macs);
+			fl_gemm_meter_note(&d->gemm, kind, d->step, (double)fl_clock_delta_ns(t0, fl_clock_ticks()), macs);
 		} else {
 			k->run(a);
 		}
@@ -57,7 +58,7 @@ static void cpu_launch(struct fl_backend *be, const struct fl_kernel *k, const s
 	k->run(a);
 	uint64_t t1 = fl_clock_ticks();
 	double real_ns = (double)fl_clock_delta_ns(t0, t1);
-	fl_gemm_meter_note(&d->gemm, d->step, real_ns, macs);
+	fl_gemm_meter_note(&d->gemm, kind, d->step, real_ns, macs);
 	double extra_ns = real_ns * (d->clock_factor - 1.0);
 	if (extra_ns > CPU_SPIN_NS)
 		fl_sleep_ms((extra_ns - CPU_SPIN_NS / 2) / 1e6);
@@ -87,10 +88,10 @@ static void cpu_mark_step(struct fl_backend *be, long step)
 		d->step = step;
 }
 
-static double cpu_gemm_speed(const struct fl_backend *be, long step)
+static double cpu_gemm_speed(const struct fl_backend *be, int kind, long step)
 {
 	const struct cpu_dev *d = be->state;
-	return d ? fl_gemm_meter_get(&d->gemm, step) : 0;
+	return d ? fl_gemm_meter_get(&d->gemm, kind, step) : 0;
 }
 
 static enum fl_status cpu_set_clock_factor(struct fl_backend *be, double factor)

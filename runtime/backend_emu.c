@@ -79,6 +79,7 @@ struct emu_op {
 	double *target, value; /* OP_SET: *target = value, in stream order */
 	long step;             /* OP_KERNEL: the host's step when it launched the kernel */
 	double macs;           /* OP_KERNEL: a metered GEMM's multiply-adds (m·n·k), else 0 */
+	int gemm_kind;         /* OP_KERNEL: the meter a metered GEMM feeds (fl_gemm_macs) */
 	int peer, send, tag;   /* OP_SENDRECV */
 	const size_t *send_counts, *recv_counts; /* OP_ALLTOALL: src → dst */
 };
@@ -293,7 +294,7 @@ static void *worker_main(void *arg)
 			if (d->clock_factor > 1.0)
 				d->st.slowed_ms += real_ns / 1e6;
 			d->st.kernels++;
-			fl_gemm_meter_note(&d->gemm, op.step, real_ns, op.macs);
+			fl_gemm_meter_note(&d->gemm, op.gemm_kind, op.step, real_ns, op.macs);
 			pthread_mutex_unlock(&d->stats_mu);
 			break;
 		}
@@ -421,17 +422,17 @@ static void emu_mark_step(struct fl_backend *be, long step)
 	d->host_step = step;
 }
 
-/* How fast the device's core ran `step`'s work: its fastest metered GEMM
- * (fl_gemm_macs) in ns of real execution (before any clock factor's pause) per multiply-add; 0
+/* How fast the device's core ran `step`'s work: its fastest metered GEMM of
+ * `kind` (fl_gemm_macs) in ns of real execution (before any clock factor's pause) per multiply-add; 0
  * when the step ran none. The same shapes run every step, so a step whose
  * fastest GEMM is slower than another's ran on a slower machine; the fastest,
  * because a thread beside the worker only ever lengthens a kernel. Read after
  * the device has drained. */
-static double emu_gemm_speed(const struct fl_backend *be, long step)
+static double emu_gemm_speed(const struct fl_backend *be, int kind, long step)
 {
 	struct emu_dev *d = be->state;
 	pthread_mutex_lock(&d->stats_mu);
-	double v = fl_gemm_meter_get(&d->gemm, step);
+	double v = fl_gemm_meter_get(&d->gemm, kind, step);
 	pthread_mutex_unlock(&d->stats_mu);
 	return v;
 }
@@ -484,8 +485,8 @@ static enum fl_status emu_open(struct fl_backend *be, const struct fl_backend_co
 static void emu_launch(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream)
 {
 	struct emu_dev *d = be->state;
-	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k), .step = d->host_step,
-			    .macs = fl_gemm_macs(k, a)};
+	struct emu_op op = {.kind = OP_KERNEL, .k = k, .a = *a, .name = kernel_name(d, k), .step = d->host_step};
+	op.macs = fl_gemm_macs(k, a, &op.gemm_kind);
 	uint32_t slot = api_begin(d, d->n_launch, &op.corr);
 	if (be->launch_work) /* the host side of the launch: checks, descriptor */
 		be->launch_work(be->launch_work_arg, k, a);

@@ -70,28 +70,53 @@ int fl_dev_compute_core(const struct fl_backend *be, int *busy_left_out, int *qu
  * others' on this project's VM, so its ranks compare only in a balanced run;
  * the router's GEMV, the one shape every rank shares, did not show the core's
  * speed at all) */
-static const char *const metered_gemms[] = {"gemm_kernel", "gemm_relu_kernel", "expert_gemm_relu_kernel"};
+/* And the backward GEMMs of data-parallel and pipeline training, each its own
+ * meter: in one comm-bound round a rank's forward GEMM ran at its fast speed
+ * in 4 steps of 12, while its backward GEMMs did in 2 of them (the core
+ * changed speed inside the step) and cost 1.2-1.4x its peer's. */
+static const struct {
+	const char *name;
+	int kind;
+} metered_gemms[] = {
+	{"gemm_kernel", FL_GEMM_MAIN},
+	{"gemm_relu_kernel", FL_GEMM_MAIN},
+	{"expert_gemm_relu_kernel", FL_GEMM_MAIN},
+	{"gemm_tn_kernel", FL_GEMM_TN},
+	{"gemm_nt_kernel", FL_GEMM_NT},
+};
 
-double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a)
+double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a, int *kind)
 {
 	if (a->m <= 0 || a->n <= 0 || a->k <= 0)
 		return 0;
 	for (size_t i = 0; i < sizeof(metered_gemms) / sizeof(metered_gemms[0]); i++)
-		if (strcmp(k->name, metered_gemms[i]) == 0)
+		if (strcmp(k->name, metered_gemms[i].name) == 0) {
+			*kind = metered_gemms[i].kind;
 			return (double)a->m * a->n * a->k;
+		}
 	return 0;
 }
 
-void fl_gemm_meter_note(struct fl_gemm_meter *m, long step, double real_ns, double macs)
+const char *fl_gemm_kind_name(int kind)
 {
-	if (step < 0 || step >= FL_GEMM_METER_STEPS || !(macs > 0))
+	for (size_t i = 0; i < sizeof(metered_gemms) / sizeof(metered_gemms[0]); i++)
+		if (metered_gemms[i].kind == kind)
+			return metered_gemms[i].name;
+	return "?";
+}
+
+void fl_gemm_meter_note(struct fl_gemm_meter *m, int kind, long step, double real_ns, double macs)
+{
+	if (kind < 0 || kind >= FL_GEMM_KINDS || step < 0 || step >= FL_GEMM_METER_STEPS || !(macs > 0))
 		return;
-	double v = real_ns / macs, *best = &m->ns_per_mac[step];
+	double v = real_ns / macs, *best = &m->ns_per_mac[kind][step];
 	if (*best <= 0 || v < *best)
 		*best = v;
 }
 
-double fl_gemm_meter_get(const struct fl_gemm_meter *m, long step)
+double fl_gemm_meter_get(const struct fl_gemm_meter *m, int kind, long step)
 {
-	return step >= 0 && step < FL_GEMM_METER_STEPS ? m->ns_per_mac[step] : 0;
+	if (kind < 0 || kind >= FL_GEMM_KINDS || step < 0 || step >= FL_GEMM_METER_STEPS)
+		return 0;
+	return m->ns_per_mac[kind][step];
 }

@@ -71,10 +71,10 @@ struct fl_backend_ops {
 	int (*compute_core)(const struct fl_backend *be, int *busy_left_out, int *quiet_cores);
 	/* called as the host starts step `step` (NULL: the device keeps no steps) */
 	void (*mark_step)(struct fl_backend *be, long step);
-	/* the fastest metered GEMM (fl_gemm_macs) of `step` in ns of real work per
-	 * multiply-add,
-	 * 0 when it ran none (NULL: not measured); read once the device drained */
-	double (*gemm_speed)(const struct fl_backend *be, long step);
+	/* the fastest metered GEMM of meter `kind` (fl_gemm_macs) in `step`, in ns
+	 * of real work per multiply-add, 0 when it ran none (NULL: not
+	 * measured); read once the device drained */
+	double (*gemm_speed)(const struct fl_backend *be, int kind, long step);
 	/* called to run one kernel on a stream */
 	void (*launch)(struct fl_backend *be, const struct fl_kernel *k, const struct fl_kernel_args *a, int stream);
 	/* called to copy bytes (asynchronously on async backends) */
@@ -154,22 +154,28 @@ void fl_dev_stream_wait(struct fl_backend *be, int wait_stream, int on_stream);
 void fl_dev_stream_synchronize(struct fl_backend *be, int stream);
 void fl_dev_synchronize(struct fl_backend *be);
 /* A backend's record of how fast its core ran the same shapes, step by step
- * (ops->gemm_speed): each step's fastest metered GEMM in ns of real work per
- * multiply-add, the fastest because a thread beside the work only ever
- * lengthens a kernel; steps from FL_GEMM_METER_STEPS on are not kept. */
+ * (ops->gemm_speed): each step's fastest GEMM of each metered kind in ns of
+ * real work per multiply-add, the fastest because a thread beside the work
+ * only ever lengthens a kernel; steps from FL_GEMM_METER_STEPS on are not
+ * kept. The kinds: FL_GEMM_MAIN, the one GEMM of each workload that runs the
+ * same shape every step and on every rank (gemm_kernel; a pipeline's
+ * gemm_relu_kernel; a mixture of experts' expert_gemm_relu_kernel); and the
+ * backward GEMMs of data-parallel and pipeline training, each on its own (a
+ * core can change speed between a step's forward and its backward). */
+enum { FL_GEMM_MAIN, FL_GEMM_TN, FL_GEMM_NT, FL_GEMM_KINDS };
 #define FL_GEMM_METER_STEPS 4096
 struct fl_gemm_meter {
-	double ns_per_mac[FL_GEMM_METER_STEPS]; /* 0: the step ran no GEMM */
+	double ns_per_mac[FL_GEMM_KINDS][FL_GEMM_METER_STEPS]; /* 0: the step ran no GEMM of the kind */
 };
-/* a metered GEMM's multiply-adds (m·n·k) for these arguments, 0 for any other
- * kernel: the one GEMM of each workload that runs the same shape every step and
- * on every rank (gemm_kernel; a pipeline's gemm_relu_kernel; a mixture of
- * experts' expert_gemm_relu_kernel) */
-double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a);
-/* a GEMM of `macs` multiply-adds ran real_ns in `step` */
-void fl_gemm_meter_note(struct fl_gemm_meter *m, long step, double real_ns, double macs);
-/* `step`'s fastest GEMM in ns per multiply-add, 0 when none was noted */
-double fl_gemm_meter_get(const struct fl_gemm_meter *m, long step);
+/* a metered GEMM's multiply-adds (m·n·k) for these arguments, and its kind in
+ * *kind; 0 for any other kernel */
+double fl_gemm_macs(const struct fl_kernel *k, const struct fl_kernel_args *a, int *kind);
+/* the kernel name of a metered kind */
+const char *fl_gemm_kind_name(int kind);
+/* a GEMM of meter `kind` and `macs` multiply-adds ran real_ns in `step` */
+void fl_gemm_meter_note(struct fl_gemm_meter *m, int kind, long step, double real_ns, double macs);
+/* `step`'s fastest GEMM of `kind` in ns per multiply-add, 0 when none was noted */
+double fl_gemm_meter_get(const struct fl_gemm_meter *m, int kind, long step);
 
 /* The core the device computes on (ops->compute_core), -1 when it has none of
  * its own; busy_left_out and quiet_cores (either may be NULL) get the cores
