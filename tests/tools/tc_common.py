@@ -329,13 +329,17 @@ ONE_SPEED_STEPS = 3
 BEST_QUANTILE = 0.25
 
 
-def step_speeds(out, stem):
+def step_speeds(out, stem, kernel=None):
     """{rank: {step number: its fastest metered GEMM, ns per multiply-add}} from
-    STEM's truth, or a string saying why there are none"""
+    STEM's truth, or a string saying why there are none. kernel: that backward
+    GEMM's own meter (core_speed.by_rank[].step_backward_gemm_ns_per_mac)
+    instead of the workload's metered GEMM."""
     by = ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
     speed = {}
     for r in by:
         v, first = r.get("step_gemm_ns_per_mac"), r.get("step_gemm_from")
+        if kernel:
+            v = (r.get("step_backward_gemm_ns_per_mac") or {}).get(kernel)
         if not v or first is None:
             return "%s: its truth records no per-step speed of rank %s's core" % (stem, r.get("rank"))
         speed[r["rank"]] = {int(first) + i: x for i, x in enumerate(v) if x > 0}
@@ -344,29 +348,41 @@ def step_speeds(out, stem):
     return speed
 
 
+def backward_meters(out, stem):
+    """the backward GEMMs every rank of STEM's run metered on their own"""
+    by = ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
+    names = [set(r.get("step_backward_gemm_ns_per_mac") or {}) for r in by]
+    return sorted(set.intersection(*names)) if names else []
+
+
 def best_speed(out, stem):
     """Why the kernels' cost (DeviceTrace.cost_per_step(), each kernel at its
     lower quartile over the run) cannot be compared between STEM's ranks, or
     None: it can when every rank's core ran at the same best speed for a
     quarter of the run's steps or more (the ranks' per-step fastest metered
-    GEMMs at their lower quartile within ONE_SPEED of each other). A core
-    that stayed at its slower speed through the run (seen for 1-2 s at a
+    GEMMs at their lower quartile within ONE_SPEED of each other), in the
+    forward GEMM and in each backward GEMM the runs metered on its own. A
+    core that stayed at its slower speed through the run (seen for 1-2 s at a
     time) makes its rank's kernels cost 1.8x at their fastest too; one that
     reached its faster speed for a step or two leaves most of its kernels
     without a fast instance (rank 0 of comm-bound, run 5 of the series on
     12c2030: fastest GEMM 0.192 in one step, 0.25-0.31 in the 11 others; its
-    backward GEMMs never ran fast, and their cost read 32% above rank 1's)."""
+    backward GEMMs never ran fast, and their cost read 32% above rank 1's).
+    And a core can change speed inside a step: in run 1 of the series on
+    f70c20a rank 0's forward GEMM ran fast in 4 steps of 12, its backward
+    GEMMs in 2 of them, and they cost 1.2-1.4x rank 1's (spread 19.9%)."""
     if os.environ.get("FL_TIMING_CHECKS") == "always":
         return None
-    speed = step_speeds(out, stem)
-    if isinstance(speed, str):
-        return speed
-    best = {r: quantile(list(d.values()), BEST_QUANTILE) for r, d in speed.items()}
-    q = max(best.values()) / min(best.values())
-    if q > ONE_SPEED:
-        return ("%s: the ranks' cores did not keep one best speed: their steps' fastest GEMMs at the lower "
-                "quartile %s ns per multiply-add, %.2fx apart (> %.2fx)"
-                % (stem, " ".join("%.3f" % best[r] for r in sorted(best)), q, ONE_SPEED))
+    for kernel in [None] + backward_meters(out, stem):
+        speed = step_speeds(out, stem, kernel)
+        if isinstance(speed, str):
+            return speed
+        best = {r: quantile(list(d.values()), BEST_QUANTILE) for r, d in speed.items()}
+        q = max(best.values()) / min(best.values())
+        if q > ONE_SPEED:
+            return ("%s: the ranks' cores did not keep one best speed: their steps' fastest %s at the lower "
+                    "quartile %s ns per multiply-add, %.2fx apart (> %.2fx)"
+                    % (stem, kernel or "GEMMs", " ".join("%.3f" % best[r] for r in sorted(best)), q, ONE_SPEED))
     return None
 
 
@@ -386,9 +402,14 @@ def one_speed(out, stem, rs, skip_first=False):
     whole rarely kept one speed, while most of its steps did. Comparing ranks
     in a step where one core ran at the other speed measures the machine, not
     the scenario; comparing them in the steps where the cores agreed measures
-    the scenario. A step whose switch came after its fastest GEMM still passes
-    as one speed: the statistics over the kept steps are medians and
-    quartiles. Under FL_TIMING_CHECKS=always every step is kept (but a
+    the scenario. A core can switch inside a step, between its forward and
+    its backward: a step is kept when the ranks agree in each meter the truth
+    records (the forward GEMM's, and each backward GEMM's where training ran
+    them; a healthy pipeline's first stage ran its gemm_nt_kernel 1.5-1.7x
+    its peer's in 4 steps whose forward GEMMs agreed within 1.05x, and its
+    bubble read 20.6% against the formula's 11.1%). A step whose switch came
+    after its last metered GEMM still passes as one speed: the statistics
+    over the kept steps are medians and quartiles. Under FL_TIMING_CHECKS=always every step is kept (but a
     skipped first)."""
     first = min(n for r in rs for n, _ in r.steps) if rs else None
     if os.environ.get("FL_TIMING_CHECKS") == "always":
@@ -396,15 +417,20 @@ def one_speed(out, stem, rs, skip_first=False):
             for r in rs:
                 r.keep_steps({n for n, _ in r.steps if n != first})
         return None
-    speed = step_speeds(out, stem)
-    if isinstance(speed, str):
-        return speed
-    if len(speed) != len(rs):
-        return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(speed), len(rs))
-    common = set.intersection(*(set(d) for d in speed.values()))
+    meters = []
+    for kernel in [None] + backward_meters(out, stem):
+        speed = step_speeds(out, stem, kernel)
+        if isinstance(speed, str):
+            return speed
+        if len(speed) != len(rs):
+            return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(speed), len(rs))
+        meters.append(speed)
+    common = set.intersection(*(set(d) for speed in meters for d in speed.values()))
     if skip_first:
         common.discard(first)
-    ratio = {n: max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for n in common}
+    # a step's ratio: the largest of its meters' (the forward GEMM's, each backward GEMM's)
+    ratio = {n: max(max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for speed in meters)
+             for n in common}
     keep = {n for n, q in ratio.items() if q <= ONE_SPEED}
     if len(keep) < ONE_SPEED_STEPS:  # its checks are skipped; their figures read every step
         return ("%s: %d of %d steps ran at one speed on every rank's core (fastest GEMMs within %.2fx; the "
