@@ -52,6 +52,8 @@ for sc in "$SRC"/scenarios/*.json "$SRC"/scenarios/emu/*.json; do
 	if grep -q "check: warning" "$TMP/$name.run" && [ "${FL_TIMING_CHECKS:-1}" != 0 ] && [ -z "$crowd" ]; then
 		fail "$name: run --check warns"
 		grep "check:" "$TMP/$name.run" | sed 's/^/      | /'
+		cp "$TMP/$name.run" "$out/run.log" 2>/dev/null || true
+		keep_round "$out"
 	fi
 	truth=$(ls "$out"/*.truth.json)
 	traces=$(ls "$out"/*.json.gz)
@@ -70,6 +72,8 @@ for sc in "$SRC"/scenarios/*.json "$SRC"/scenarios/emu/*.json; do
 		echo "skip  $name: families ($crowd): $why"
 	else
 		fail "$name: $why"
+		cp "$TMP/$name.diag" "$out/diagnosis.json" 2>/dev/null || true
+		keep_round "$out"
 	fi
 done
 
