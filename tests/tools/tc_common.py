@@ -344,7 +344,29 @@ def step_speeds(out, stem, kernel=None):
     STEM's truth, or a string saying why there are none. kernel: that backward
     GEMM's own meter (core_speed.by_rank[].step_backward_gemm_ns_per_mac)
     instead of the workload's metered GEMM."""
-    by = ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
+    return _speeds(_by_rank(out, stem), stem, kernel)
+
+
+def meters(out, stem):
+    """[(None, the forward GEMM's step_speeds()), (kernel, its step_speeds())
+    for each backward GEMM every rank of STEM's run metered on its own], from
+    one read of the truth, or a string saying why there are none"""
+    by = _by_rank(out, stem)
+    names = [set(r.get("step_backward_gemm_ns_per_mac") or {}) for r in by]
+    got = []
+    for kernel in [None] + (sorted(set.intersection(*names)) if names else []):
+        speed = _speeds(by, stem, kernel)
+        if isinstance(speed, str):
+            return speed
+        got.append((kernel, speed))
+    return got
+
+
+def _by_rank(out, stem):
+    return ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
+
+
+def _speeds(by, stem, kernel):
     speed = {}
     for r in by:
         v, first = r.get("step_gemm_ns_per_mac"), r.get("step_gemm_from")
@@ -356,13 +378,6 @@ def step_speeds(out, stem, kernel=None):
     if len(speed) < 2 or any(not d for d in speed.values()):
         return "%s: its truth records the per-step speed of %d cores" % (stem, len(speed))
     return speed
-
-
-def backward_meters(out, stem):
-    """the backward GEMMs every rank of STEM's run metered on their own"""
-    by = ((truth_of(out, stem)["environment"].get("core_speed") or {}).get("by_rank")) or []
-    names = [set(r.get("step_backward_gemm_ns_per_mac") or {}) for r in by]
-    return sorted(set.intersection(*names)) if names else []
 
 
 def best_speed(out, stem):
@@ -383,10 +398,10 @@ def best_speed(out, stem):
     GEMMs in 2 of them, and they cost 1.2-1.4x rank 1's (spread 19.9%)."""
     if os.environ.get("FL_TIMING_CHECKS") == "always":
         return None
-    for kernel in [None] + backward_meters(out, stem):
-        speed = step_speeds(out, stem, kernel)
-        if isinstance(speed, str):
-            return speed
+    ms = meters(out, stem)
+    if isinstance(ms, str):
+        return ms
+    for kernel, speed in ms:
         best = {r: quantile(list(d.values()), BEST_QUANTILE) for r, d in speed.items()}
         q = max(best.values()) / min(best.values())
         if q > ONE_SPEED:
@@ -427,19 +442,17 @@ def one_speed(out, stem, rs, skip_first=False):
             for r in rs:
                 r.keep_steps({n for n, _ in r.steps if n != first})
         return None
-    meters = []
-    for kernel in [None] + backward_meters(out, stem):
-        speed = step_speeds(out, stem, kernel)
-        if isinstance(speed, str):
-            return speed
-        if len(speed) != len(rs):
-            return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(speed), len(rs))
-        meters.append(speed)
-    common = set.intersection(*(set(d) for speed in meters for d in speed.values()))
+    ms = meters(out, stem)
+    if isinstance(ms, str):
+        return ms
+    ms = [speed for _, speed in ms]
+    if len(ms[0]) != len(rs):
+        return "%s: its truth records the speed of %d cores for %d ranks" % (stem, len(ms[0]), len(rs))
+    common = set.intersection(*(set(d) for speed in ms for d in speed.values()))
     if skip_first:
         common.discard(first)
     # a step's ratio: the largest of its meters' (the forward GEMM's, each backward GEMM's)
-    ratio = {n: max(max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for speed in meters)
+    ratio = {n: max(max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for speed in ms)
              for n in common}
     keep = {n for n, q in ratio.items() if q <= ONE_SPEED}
     if len(keep) < ONE_SPEED_STEPS:  # its checks are skipped; their figures read every step
