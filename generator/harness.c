@@ -873,25 +873,7 @@ static enum fl_status run_write(struct run *x)
 		fl_comm_pinning(&core, &left);
 		if (core < 0)
 			core = fl_dev_compute_core(be, NULL, NULL);
-		cJSON *p = cJSON_AddObjectToObject(x->report, "core_probe");
-		cJSON_AddNumberToObject(p, "core", core);
-		cJSON_AddNumberToObject(p, "start_ms", x->core_ms[0]);
-		cJSON_AddNumberToObject(p, "end_ms", x->core_ms[1]);
-		if (x->gemm_speed[FL_GEMM_MAIN]) {
-			cJSON_AddNumberToObject(p, "step_gemm_from", (double)(x->total - x->active));
-			cJSON_AddItemToObject(p, "step_gemm_ns_per_mac",
-					      cJSON_CreateDoubleArray(x->gemm_speed[FL_GEMM_MAIN], (int)x->active));
-		}
-		/* the backward GEMMs' own meters, those that ran (data-parallel and pipeline training) */
-		cJSON *bw = NULL;
-		for (int g = FL_GEMM_MAIN + 1; g < FL_GEMM_KINDS; g++) {
-			int ran = 0;
-			for (long k = 0; x->gemm_speed[g] && k < x->active; k++)
-				ran |= x->gemm_speed[g][k] > 0;
-			if (ran && (bw || (bw = cJSON_AddObjectToObject(p, "step_backward_gemm_ns_per_mac"))))
-				cJSON_AddItemToObject(bw, fl_gemm_kind_name(g),
-						      cJSON_CreateDoubleArray(x->gemm_speed[g], (int)x->active));
-		}
+		fl_truth_add_core_probe(x->report, core, x->core_ms, x->total - x->active, x->active, x->gemm_speed);
 	}
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);

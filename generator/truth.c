@@ -262,6 +262,28 @@ int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_pr
 	return out->spread > FL_CORES_UNEQUAL;
 }
 
+void fl_truth_add_core_probe(cJSON *report, int core, const double core_ms[2], long from, long active,
+			     double *const speed[FL_GEMM_KINDS])
+{
+	cJSON *p = cJSON_AddObjectToObject(report, "core_probe");
+	cJSON_AddNumberToObject(p, "core", core);
+	cJSON_AddNumberToObject(p, "start_ms", core_ms[0]);
+	cJSON_AddNumberToObject(p, "end_ms", core_ms[1]);
+	if (speed[FL_GEMM_MAIN]) {
+		cJSON_AddNumberToObject(p, "step_gemm_from", (double)from);
+		cJSON_AddItemToObject(p, "step_gemm_ns_per_mac", cJSON_CreateDoubleArray(speed[FL_GEMM_MAIN], (int)active));
+	}
+	/* the backward GEMMs' own meters, those that ran (data-parallel and pipeline training) */
+	cJSON *bw = NULL;
+	for (int g = FL_GEMM_MAIN + 1; g < FL_GEMM_KINDS; g++) {
+		int ran = 0;
+		for (long k = 0; speed[g] && k < active; k++)
+			ran |= speed[g][k] > 0;
+		if (ran && (bw || (bw = cJSON_AddObjectToObject(p, "step_backward_gemm_ns_per_mac"))))
+			cJSON_AddItemToObject(bw, fl_gemm_kind_name(g), cJSON_CreateDoubleArray(speed[g], (int)active));
+	}
+}
+
 /* environment.core_speed: the core probes, and whether the cores kept one speed */
 static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *const *reports, size_t n_reports)
 {

@@ -67,6 +67,12 @@ struct fl_truth_input {
 };
 
 /* This rank's part: {rank, trace{file, events, dropped_events}, instances[fault][...], device}. */
+/* A rank's report's "core_probe": its core, the probes as the window opened and
+ * closed (core_ms), and from step `from` on, `active` steps of each metered
+ * GEMM kind's speed (speed[kind], NULL: not measured; the backward kinds only
+ * where they ran), which the truth's environment.core_speed reads. */
+void fl_truth_add_core_probe(cJSON *report, int core, const double core_ms[2], long from, long active,
+			     double *const speed[FL_GEMM_KINDS]);
 cJSON *fl_truth_rank_report(int rank, const char *trace_name, const struct fl_trace_stats *ts,
 			    const struct fl_fault *faults, size_t n_faults, const struct fl_device_stats *dev);
 /* Every rank, after writing its trace: read it back (the hash, the host
