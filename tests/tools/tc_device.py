@@ -220,7 +220,7 @@ def schedule_idle(rs, m):
     return pred
 
 
-def fill_drain(rs, pred):
+def fill_drain(rs, bub, pred):
     """(measured, predicted) fill-and-drain bubble of a pipeline run, in % of
     the step: what its busiest stage idles. With the busiest stage b computing
     w_b per micro-batch, the step is m*w_b plus one micro-batch of each other
@@ -229,8 +229,9 @@ def fill_drain(rs, pred):
     m*(w_b - w_s) more, waiting for b: the stages' imbalance, not the
     schedule's. Measured: the lower quartile over the steps (a loaded machine
     only adds idle) of the least idle stage's share in each step; predicted:
-    the median over the steps of schedule_idle()'s least idle stage."""
-    idle = [dict((n, b[0]) for (n, _), b in zip(r.steps, bubble(r))) for r in rs]
+    the median over the steps of schedule_idle()'s least idle stage. bub:
+    {rank: bubble()}, pred: schedule_idle()."""
+    idle = [dict((n, b[0]) for (n, _), b in zip(r.steps, bub[r.rank])) for r in rs]
     steps = sorted(set.intersection(*(set(d) for d in idle)))
     n = min(len(v) for v in pred.values())
     measured = 100 * quantile([min(d[k] for d in idle) for k in steps], 0.25) if steps else 0.0
@@ -270,11 +271,12 @@ def pipeline(out):
         why = one_speed(out, stem, rs, skip_first=True)
         # a loaded machine only ever adds idle time (a stage descheduled makes its
         # neighbours wait): the least idle quarter of the steps shows the schedule
-        share = {r.rank: 100 * quantile([b[0] for b in bubble(r)], 0.25) for r in rs}
-        wedge = {r.rank: median([b[1] for b in bubble(r)]) for r in rs}
+        bub = {r.rank: bubble(r) for r in rs}
+        share = {k: 100 * quantile([b[0] for b in v], 0.25) for k, v in bub.items()}
+        wedge = {k: median([b[1] for b in v]) for k, v in bub.items()}
         mean = sum(share.values()) / p
         pred = schedule_idle(rs, m)
-        fill, pfill = fill_drain(rs, pred)
+        fill, pfill = fill_drain(rs, bub, pred)
         res[stem] = (mean, formula, why, fill, pfill)
         if stem == "pp-run-h":
             print("      healthy pipeline m=%d p=%d: bubble %.1f%% (%s), formula %.1f%%; fill and drain %.1f%% "
@@ -289,7 +291,7 @@ def pipeline(out):
         # idles ~41% against the last stage's ~29% (the formula's 33.3% is
         # their mean). Each stage against the schedule's prediction from the
         # stages' own compute, step by step (median of the differences)
-        diff = {r.rank: median([100 * (b[0] - q) for b, q in zip(bubble(r), pred[r.rank])]) for r in rs}
+        diff = {k: median([100 * (b[0] - q) for b, q in zip(v, pred[k])]) for k, v in bub.items()}
         tcheck(all(abs(v) <= 5 for v in diff.values()),
               "%s: every stage idles within 5 points of what the schedule predicts from the stages' own compute "
               "(measured %s, predicted %s, median difference %s)"
