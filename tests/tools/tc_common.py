@@ -318,6 +318,17 @@ class DeviceTrace(Trace):
             total += median(counts) * quantile([e["dur"] for e in evs], BEST_QUANTILE)
         return total
 
+    def comm_during_backward(self):
+        """[per step: how many all-reduce kernels start before the step's last
+        backward GEMM (gemm_tn_kernel, gemm_nt_kernel) ends]; a step without a
+        backward GEMM counts 0"""
+        out = []
+        for _, s in self.steps:
+            ks = [e for e in self.kernels if s["ts"] <= e["ts"] < s["ts"] + s["dur"]]
+            bw = [e["ts"] + e["dur"] for e in ks if e["name"] in ("gemm_tn_kernel", "gemm_nt_kernel")]
+            out.append(sum(1 for e in ks if e["name"].startswith("ncclDevKernel_AllReduce") and bw and e["ts"] < max(bw)))
+        return out
+
     def overlap_pct(self):
         c = length(self.comm)
         return 100.0 * intersect(self.comm, self.compute) / c if c else 0.0
