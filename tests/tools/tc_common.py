@@ -350,6 +350,40 @@ ONE_SPEED_STEPS = 3
 BEST_QUANTILE = 0.25
 
 
+# the GEMM kernels that run one shape throughout a step on a rank (a mixture
+# of experts' expert GEMMs change shape with each expert's tokens: not these)
+SAME_SHAPE_GEMMS = ("gemm_kernel", "gemm_relu_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
+
+
+def _same_shape(t):
+    """{kernel name: [(start, duration)]} of t's SAME_SHAPE_GEMMS"""
+    by = {}
+    for e in t.kernels:
+        if e["name"] in SAME_SHAPE_GEMMS:
+            by.setdefault(e["name"], []).append((e["ts"], e["dur"]))
+    return by
+
+
+def in_step_ratio(rs, steps):
+    """{step number: how far its kernels strayed from their fastest}: over the
+    ranks of rs and their SAME_SHAPE_GEMMS, the largest median duration of a
+    kernel in the step over the fastest of that kernel in the step. The
+    truth's meters keep each step's fastest GEMM, so a core that ran one GEMM
+    of the step fast and the rest slow looks fast there; the trace's own
+    kernels of one shape show it. A clock factor a fault applies (a straggler,
+    a throttled backward) stretches every kernel of a name in the step alike
+    and leaves the ratio at 1."""
+    out = {n: 1.0 for n in steps}
+    for t in rs:
+        win = {n: (s["ts"], s["ts"] + s["dur"]) for n, s in t.every if n in steps}
+        for evs in _same_shape(t).values():
+            for n, (a, b) in win.items():
+                ds = [d for ts, d in evs if a <= ts < b]
+                if len(ds) >= 2 and min(ds) > 0:
+                    out[n] = max(out[n], median(ds) / min(ds))
+    return out
+
+
 def step_speeds(out, stem, kernel=None):
     """{rank: {step number: its fastest metered GEMM, ns per multiply-add}} from
     STEM's truth, or a string saying why there are none. kernel: that backward
@@ -419,10 +453,24 @@ def best_speed(out, stem):
             return ("%s: the ranks' cores did not keep one best speed: their steps' fastest %s at the lower "
                     "quartile %s ns per multiply-add, %.2fx apart (> %.2fx)"
                     % (stem, kernel or "GEMMs", " ".join("%.3f" % best[r] for r in sorted(best)), q, ONE_SPEED))
+    # the meters keep each step's fastest GEMM; the cost reads every kernel at
+    # its lower quartile, so a quarter of each same-shape kernel must have run
+    # at that kernel's fastest: comm-bound, run 1 of the series on df9878f,
+    # rank 0's gemm_tn_kernel ran fast in 5 steps of 12 by the meter, but in
+    # each of them once only (lower quartile 2,839 us, fastest 1,534), and
+    # its compute cost read 29.2% above rank 1's
+    for t in ranks(out, stem):
+        for name, evs in sorted(_same_shape(t).items()):
+            ds = [d for _, d in evs]
+            if len(ds) >= 4 and min(ds) > 0 and quantile(ds, BEST_QUANTILE) > ONE_SPEED * min(ds):
+                return ("%s: rank %d's core kept its best speed for under a quarter of its %s: lower quartile "
+                        "%.0f us, %.2fx its fastest %.0f (> %.2fx; the core changed speed inside steps)"
+                        % (stem, t.rank, name, quantile(ds, BEST_QUANTILE), quantile(ds, BEST_QUANTILE) / min(ds),
+                           min(ds), ONE_SPEED))
     return None
 
 
-def one_speed(out, stem, rs, skip_first=False):
+def one_speed(out, stem, rs, skip_first=False, inside=False):
     """Keep in each rank trace of rs (STEM's run) only the steps in which every
     rank's core ran at one speed, and say why the run's timing between ranks
     cannot be judged when fewer than ONE_SPEED_STEPS did (None: it can).
@@ -445,7 +493,15 @@ def one_speed(out, stem, rs, skip_first=False):
     its peer's in 4 steps whose forward GEMMs agreed within 1.05x, and its
     bubble read 20.6% against the formula's 11.1%). A step whose switch came
     after its last metered GEMM still passes as one speed: the statistics
-    over the kept steps are medians and quartiles. Under FL_TIMING_CHECKS=always every step is kept (but a
+    over the kept steps are medians and quartiles. inside: a step is kept
+    only if its kernels also ran at one speed inside it (in_step_ratio()
+    within ONE_SPEED), for checks that read each step on its own against a
+    model of the step (a pipeline's schedule: in run 1 of the series on
+    df9878f, pipeline m=2 was judged on 3 steps whose fastest GEMMs agreed,
+    two of them with kernels 1.62x and 1.91x their fastest at the median,
+    and its stages idled 6 points above the schedule's prediction; in 4
+    quiet rounds read back, the steps kept ran 1.03-1.18x, their stages 2-3
+    points above it). Under FL_TIMING_CHECKS=always every step is kept (but a
     skipped first)."""
     first = min(n for r in rs for n, _ in r.steps) if rs else None
     if os.environ.get("FL_TIMING_CHECKS") == "always":
@@ -465,6 +521,11 @@ def one_speed(out, stem, rs, skip_first=False):
     # a step's ratio: the largest of its meters' (the forward GEMM's, each backward GEMM's)
     ratio = {n: max(max(d[n] for d in speed.values()) / min(d[n] for d in speed.values()) for speed in ms)
              for n in common}
+    if inside:
+        # and inside the step, by the trace's own kernels of one shape (the
+        # meters keep the step's fastest only)
+        within = in_step_ratio(rs, common)
+        ratio = {n: max(q, within[n]) for n, q in ratio.items()}
     keep = {n for n, q in ratio.items() if q <= ONE_SPEED}
     if len(keep) < ONE_SPEED_STEPS:  # its checks are skipped; their figures read every step
         return ("%s: %d of %d steps ran at one speed on every rank's core (fastest GEMMs within %.2fx; the "

@@ -281,7 +281,7 @@ def pipeline(out):
         # the window's first step is left out: the last stage idled 14-24% in
         # it against ~33% in the others (6 of 6 runs read back), its start set
         # by the stage's own warm-up, not by the schedule
-        why = one_speed(out, stem, rs, skip_first=True)
+        why = one_speed(out, stem, rs, skip_first=True, inside=True)
         # a loaded machine only ever adds idle time (a stage descheduled makes its
         # neighbours wait): the least idle quarter of the steps shows the schedule
         bub = {r.rank: bubble(r) for r in rs}
