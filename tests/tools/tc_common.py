@@ -425,7 +425,7 @@ def _speeds(by, stem, kernel):
     return speed
 
 
-def best_speed(out, stem):
+def best_speed(out, stem, rs):
     """Why the kernels' cost (DeviceTrace.cost_per_step(), each kernel at its
     lower quartile over the run) cannot be compared between STEM's ranks, or
     None: it can when every rank's core ran at the same best speed for a
@@ -440,7 +440,8 @@ def best_speed(out, stem):
     backward GEMMs never ran fast, and their cost read 32% above rank 1's).
     And a core can change speed inside a step: in run 1 of the series on
     f70c20a rank 0's forward GEMM ran fast in 4 steps of 12, its backward
-    GEMMs in 2 of them, and they cost 1.2-1.4x rank 1's (spread 19.9%)."""
+    GEMMs in 2 of them, and they cost 1.2-1.4x rank 1's (spread 19.9%).
+    rs: STEM's rank traces, whose same-shape GEMMs are read too."""
     if os.environ.get("FL_TIMING_CHECKS") == "always":
         return None
     ms = meters(out, stem)
@@ -459,14 +460,14 @@ def best_speed(out, stem):
     # rank 0's gemm_tn_kernel ran fast in 5 steps of 12 by the meter, but in
     # each of them once only (lower quartile 2,839 us, fastest 1,534), and
     # its compute cost read 29.2% above rank 1's
-    for t in ranks(out, stem):
+    for t in rs:
         for name, evs in sorted(_same_shape(t).items()):
             ds = [d for _, d in evs]
-            if len(ds) >= 4 and min(ds) > 0 and quantile(ds, BEST_QUANTILE) > ONE_SPEED * min(ds):
+            low, fast = quantile(ds, BEST_QUANTILE), min(ds)
+            if len(ds) >= 4 and fast > 0 and low > ONE_SPEED * fast:
                 return ("%s: rank %d's core kept its best speed for under a quarter of its %s: lower quartile "
                         "%.0f us, %.2fx its fastest %.0f (> %.2fx; the core changed speed inside steps)"
-                        % (stem, t.rank, name, quantile(ds, BEST_QUANTILE), quantile(ds, BEST_QUANTILE) / min(ds),
-                           min(ds), ONE_SPEED))
+                        % (stem, t.rank, name, low, low / fast, fast, ONE_SPEED))
     return None
 
 

@@ -47,7 +47,7 @@ def emu(out):
         # when their best speeds agree (best_speed()), the waits in the steps
         # that ran at one speed (one_speed())
         shared = crowded(common.timing_dir, "ddp-run-d", speed=False) if common.timing_dir else None
-        cwhy = (shared or best_speed(out, "ddp-run-d")) if common.timing_dir else None
+        cwhy = (shared or best_speed(out, "ddp-run-d", rs)) if common.timing_dir else None
         why = (shared or one_speed(out, "ddp-run-d", rs)) if common.timing_dir else None
         slow = int(os.environ.get("FL_STRAGGLER_RANK", "1"))
         comp = {t.rank: median(t.per_step(t.compute)) for t in rs}
@@ -109,7 +109,7 @@ def multirank(out):
     if any(n.startswith(cb + ".rank-") for n in names):
         rs = ranks(out, cb)
         t = truth_of(out, cb)
-        cb_cwhy = best_speed(out, cb)
+        cb_cwhy = best_speed(out, cb, rs)
         cb_why = one_speed(out, cb, rs)
         gbps = t["faults"][0]["params"]["gbps"]
         dim = t["environment"]["calibration"]["dim"]
@@ -151,7 +151,7 @@ def multirank(out):
     if any(n.startswith(bs + ".rank-") for n in names):
         # a backward-only straggler: the culprit's backward kernels are long, its forward normal
         rs = ranks(out, bs)
-        bs_cwhy = best_speed(out, bs)
+        bs_cwhy = best_speed(out, bs, rs)
         bs_why = one_speed(out, bs, rs)
         slow = [f for f in truth_of(out, bs)["faults"] if f["fault"] == "throttled_rank"][0]["params"]["rank"]
         bwd_names = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
@@ -182,7 +182,7 @@ def multirank(out):
               % (["%.1f" % (comm[k] / 1000) for k in sorted(comm)], slow), why=bs_why)
     if cb_spread is not None and any(n.startswith("ddp-run-d.rank-") for n in names):
         rs = ranks(out, "ddp-run-d")
-        st_cwhy = best_speed(out, "ddp-run-d")
+        st_cwhy = best_speed(out, "ddp-run-d", rs)
         st_why = one_speed(out, "ddp-run-d", rs)
         st_spread = spread({r.rank: median(r.per_step(r.comm)) for r in rs})
         st_comp = spread({r.rank: r.cost_per_step(lambda n: not n.startswith("nccl")) for r in rs})
@@ -375,7 +375,7 @@ def moe(out):
               "counts, dispatch, combine, gradient; %s)" % (label, [a2a[k] for k in sorted(a2a)]))
         # the experts' cost when the ranks' cores kept one best speed
         # (best_speed()), the waits in the steps that ran at one speed (one_speed())
-        cwhy = best_speed(out, stem)
+        cwhy = best_speed(out, stem, rs)
         why = one_speed(out, stem, rs)
         cost = {}
         for r in rs:
