@@ -214,59 +214,68 @@ OPTIMIZER = "sgd_kernel"
 
 
 def busy_spans(r, pred, launch_gap=50):
-    """per step of rank trace r: the time its compute kernels whose name
-    satisfies pred keep the stage busy, counting the gaps of up to launch_gap
-    us between two of them (the host launching the next one) as busy"""
-    out = []
+    """{step number: the time rank trace r's compute kernels whose name
+    satisfies pred keep the stage busy in that step}, over every step (also
+    those one_speed() left out), counting the gaps of up to launch_gap us
+    between two of them (the host launching the next one) as busy"""
+    u = []
     for x, y in union([(e["ts"], e["ts"] + e["dur"]) for e in r.kernels
                        if not e["name"].startswith("nccl") and pred(e["name"])]):
-        if out and x - out[-1][1] <= launch_gap:
-            out[-1] = (out[-1][0], y)
+        if u and x - u[-1][1] <= launch_gap:
+            u[-1] = (u[-1][0], y)
         else:
-            out.append((x, y))
-    return r.per_step(out)
+            u.append((x, y))
+    return {n: length(clip(u, s["ts"], s["ts"] + s["dur"])) for n, s in r.every}
 
 
 def schedule_idle(rs, m):
-    """{rank: [idle share of each step]} that the pipeline's schedule predicts
-    from the stages' own work in that step. The formula (p-1)/(m+p-1) assumes
-    equal stages and free transfers; here each step is replayed through GPipe's
-    schedule with the stages as measured: stage s's forward and backward per
-    micro-batch (f_s, b_s: its step's forward and backward kernels over m, with
-    the launch gaps between them), one transfer's time c between neighbours
-    (the lower quartile of the SendRecv kernels: a send, not a wait), stage 0's
-    host time before its first kernel and its optimizer after the last
-    backward. Micro-batch j's forward ends on stage s at
+    """{rank: [idle share of each step kept]} that the pipeline's schedule
+    predicts from the stages' own work. The formula (p-1)/(m+p-1) assumes
+    equal stages and free transfers; here each step is replayed through
+    GPipe's order with the stages as measured: stage s's forward and backward
+    per micro-batch (f_s, b_s: its step's forward and backward kernels over m,
+    with the launch gaps between them), one transfer's time c between
+    neighbours (the lower quartile of the SendRecv kernels: a send, not a
+    wait), stage 0's host time before its first kernel and each stage's
+    optimizer after its last backward. From stage 0's first kernel,
+    micro-batch j's forward ends on stage s at
     F[s][j] = max(F[s][j-1], F[s-1][j] + c) + f_s; once its forwards are done
-    the stage runs the backwards, B[s][j] = max(B[s][j-1], B[s+1][j] + c) + b_s;
-    the step is stage 0's last backward plus its host time and optimizer, T,
-    and stage s idles 1 - (its compute-kernel time)/T. That is the formula
-    when the stages are equal and everything but their compute is free. The
-    stages are unequal here (the last computes the loss and stage 0 no input
-    gradient), and a core can run one stage's forward slower while the other
-    stage's backward is the longer, which a model with one slowest stage gets
-    wrong. What the model leaves out is small: measured on this machine, each
-    stage idles 0.0-0.5 points above the prediction at m = 2 and about 2 at
-    m = 8 (before the launch gaps, host time, transfers and optimizer were in
-    it: 1.7-2.4 and 7-10)."""
+    the stage runs the backwards, B[s][j] = max(B[s][j-1], B[s+1][j] + c) + b_s.
+    Stage s's step ends X_s after stage 0's begins (host time, its last
+    backward, its optimizer); stage 0's step is T = X_0. The stages' steps
+    are not one window: a later stage's step begins where its previous one
+    ended, while stage 0 still ran the previous step's last backwards, so
+    its window is W_s = T(previous step) + X_s - X_s(previous step), and it
+    idles 1 - (its compute-kernel time)/W_s. A step taken alone (the formula,
+    or T for every stage) misses that: in a round whose cores changed speed
+    from step to step (run 1 of the series on 5eda554), the last stage idled
+    43% in two steps kept as one speed, 12 points above a prediction from the
+    step alone, waiting on stage 0's slower previous step; with the windows,
+    within 1.1 points in every step. With equal stages and nothing but their
+    compute, this is the formula. Here the stages are unequal (the last
+    computes the loss, stage 0 no input gradient), and a core can run one
+    stage's forward slower while the other's backward is the longer, which a
+    model with one slowest stage gets wrong. What the model leaves out is
+    small: measured on this machine, each stage idles 0.0-0.5 points above
+    the prediction at m = 2 and about 2 at m = 8 (from kernel time alone and
+    one slowest stage: 1.7-2.4 and 7-10)."""
     rs = sorted(rs, key=lambda r: r.rank)
     p = len(rs)
     fwd = [busy_spans(r, lambda n: n not in BACKWARD and n != OPTIMIZER) for r in rs]
     bwd = [busy_spans(r, lambda n: n in BACKWARD) for r in rs]
-    opt = busy_spans(rs[0], lambda n: n == OPTIMIZER)
+    opt = [busy_spans(r, lambda n: n == OPTIMIZER) for r in rs]
     sr = [e["dur"] for r in rs for e in r.kernels if e["name"] == "ncclDevKernel_SendRecv"]
     c = quantile(sr, 0.25) if sr else 0.0
-    host = []
-    for _, s in rs[0].steps:
+    host = {}
+    for n, s in rs[0].every:
         k = [e["ts"] for e in rs[0].kernels
              if s["ts"] <= e["ts"] < s["ts"] + s["dur"] and not e["name"].startswith("nccl")]
-        host.append(min(k) - s["ts"] if k else 0.0)
-    busy = [r.per_step(r.compute) for r in rs]
-    n = min(len(v) for v in busy)
-    pred = {r.rank: [] for r in rs}
-    for i in range(n):
-        f = [fwd[s][i] / m for s in range(p)]
-        b = [bwd[s][i] / m for s in range(p)]
+        host[n] = min(k) - s["ts"] if k else 0.0
+    steps = sorted(set.intersection(*(set(d) for d in fwd)))
+    x = {}  # step: [X_s]
+    for n in steps:
+        f = [fwd[s][n] / m for s in range(p)]
+        b = [bwd[s][n] / m for s in range(p)]
         fe = [[0.0] * m for _ in range(p)]
         for s in range(p):
             for j in range(m):
@@ -275,9 +284,17 @@ def schedule_idle(rs, m):
         for s in reversed(range(p)):
             for j in range(m):
                 be[s][j] = max(be[s][j - 1] if j else fe[s][m - 1], be[s + 1][j] + c if s < p - 1 else 0.0) + b[s]
-        t = host[i] + be[0][m - 1] + opt[i]
-        for s in range(p):
-            pred[rs[s].rank].append(1 - busy[s][i] / t if t > 0 else 0.0)
+        x[n] = [host[n] + be[s][m - 1] + opt[s][n] for s in range(p)]
+    pred = {}
+    for s, r in enumerate(rs):
+        v = []
+        for n, st in r.steps:
+            if n not in x:
+                continue
+            w = x[n - 1][0] + x[n][s] - x[n - 1][s] if n - 1 in x else x[n][0]
+            busy = length(clip(r.compute, st["ts"], st["ts"] + st["dur"]))
+            v.append(1 - busy / w if w > 0 else 0.0)
+        pred[r.rank] = v
     return pred
 
 
