@@ -8,6 +8,12 @@ from tc_common import (DeviceTrace, best_speed, check, clip, crowded, gaps, in_w
                        quantile, ranks, spread, tcheck, truth_of, union)
 
 
+# the training workloads' kernels by phase (data-parallel and pipeline alike):
+# the backward's and the optimizer's; the other compute kernels are the forward's
+BACKWARD = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
+OPTIMIZER = "sgd_kernel"
+
+
 # ---- device-side signatures (emu traces) ----
 
 def emu(out):
@@ -154,15 +160,14 @@ def multirank(out):
         bs_cwhy = best_speed(out, bs, rs)
         bs_why = one_speed(out, bs, rs)
         slow = [f for f in truth_of(out, bs)["faults"] if f["fault"] == "throttled_rank"][0]["params"]["rank"]
-        bwd_names = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
         bwd, fwd, comm = {}, {}, {}
         for r in rs:
-            comp = [e for e in r.kernels if not e["name"].startswith("nccl") and e["name"] != "sgd_kernel"]
-            bwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] in bwd_names])))
-            fwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] not in bwd_names])))
+            comp = [e for e in r.kernels if not e["name"].startswith("nccl") and e["name"] != OPTIMIZER]
+            bwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] in BACKWARD])))
+            fwd[r.rank] = median(r.per_step(union([(e["ts"], e["ts"] + e["dur"]) for e in comp if e["name"] not in BACKWARD])))
             comm[r.rank] = median(r.per_step(r.comm))
         others = [r for r in bwd if r != slow]
-        bcost = {r.rank: r.cost_per_step(lambda n: n in bwd_names) for r in rs}
+        bcost = {r.rank: r.cost_per_step(lambda n: n in BACKWARD) for r in rs}
         tcheck(max(bcost, key=bcost.get) == slow and bcost[slow] >= 1.5 * median([bcost[r] for r in others]),
               "backward straggler: rank %d's backward kernels cost the most, %.1f ms/step >= 1.5x the others' %.1f "
               "(each kernel at its lower quartile; as measured %.1f vs %.1f)"
@@ -170,7 +175,7 @@ def multirank(out):
                  median([bwd[r] for r in others]) / 1000), why=bs_cwhy)
         # the throttle slows no forward kernel: their cost is the others' (about
         # 2 ms a step, which one descheduling of a worker visibly lengthens)
-        fcost = {r.rank: r.cost_per_step(lambda n: not n.startswith("nccl") and n != "sgd_kernel" and n not in bwd_names)
+        fcost = {r.rank: r.cost_per_step(lambda n: not n.startswith("nccl") and n != OPTIMIZER and n not in BACKWARD)
                  for r in rs}
         tcheck(fcost[slow] <= 1.3 * median([fcost[r] for r in others]),
               "backward straggler: rank %d's forward is normal, %.2f ms/step <= 1.3x the others' %.2f (each kernel "
@@ -205,12 +210,6 @@ def bubble(r):
         idle = sum(g)
         out.append((idle / s["dur"], sum(g[:2]) / idle if idle else 0.0))
     return out
-
-
-# the pipeline workload's kernels by phase: the backward's (the rest of the
-# compute kernels but the optimizer's are the forward's)
-BACKWARD = ("mse_backward_kernel", "threshold_backward_kernel", "gemm_tn_kernel", "gemm_nt_kernel")
-OPTIMIZER = "sgd_kernel"
 
 
 def busy_spans(r, pred, launch_gap=50):
@@ -288,11 +287,10 @@ def schedule_idle(rs, m):
     pred = {}
     for s, r in enumerate(rs):
         v = []
-        for n, st in r.steps:
+        for (n, _), busy in zip(r.steps, r.per_step(r.compute)):
             if n not in x:
                 continue
             w = x[n - 1][0] + x[n][s] - x[n - 1][s] if n - 1 in x else x[n][0]
-            busy = length(clip(r.compute, st["ts"], st["ts"] + st["dur"]))
             v.append(1 - busy / w if w > 0 else 0.0)
         pred[r.rank] = v
     return pred
