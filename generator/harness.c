@@ -1,6 +1,5 @@
 #include "generator/harness.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -8,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture/machine_load.h"
@@ -17,6 +15,7 @@
 #include "capture/tracer.h"
 #include "common/sha256.h"
 #include "runtime/comm.h"
+#include "generator/scratch.h"
 #include "generator/truth.h"
 
 #define MAX_SPANS 16
@@ -40,7 +39,7 @@ struct fl_harness {
 	uint32_t span_ids[MAX_SPANS];
 	uint32_t span_owners[MAX_SPANS];
 	size_t n_spans;
-	char scratch[PATH_MAX];
+	struct fl_scratch scratch; /* this rank's, removed after the run */
 	/* watchdog */
 	pthread_t wd;
 	int wd_running;
@@ -194,54 +193,6 @@ static long svc_expert_tokens(void *host)
 {
 	struct fl_harness *h = host;
 	return fl_moe_received(&h->wl);
-}
-
-/* ---- the scratch folder: this rank's, removed after the run ---- */
-
-static enum fl_status scratch_create(struct fl_harness *h)
-{
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !tmp[0])
-		tmp = "/tmp";
-	if (snprintf(h->scratch, sizeof(h->scratch), "%s/faultline-scratch.XXXXXX", tmp) >= (int)sizeof(h->scratch))
-		return fl_error(FL_ERUNTIME, "scratch folder in '%s': path too long", tmp);
-	if (!mkdtemp(h->scratch)) {
-		int e = errno;
-		h->scratch[0] = '\0';
-		return fl_error(FL_ERUNTIME, "cannot create a scratch folder in '%s': %s", tmp, strerror(e));
-	}
-	return FL_OK;
-}
-
-/* Remove path and, when it is a folder, everything inside it (not following links). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char sub[PATH_MAX];
-			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) < (int)sizeof(sub))
-				remove_tree(sub);
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
-static void scratch_remove(struct fl_harness *h)
-{
-	if (h->scratch[0])
-		remove_tree(h->scratch);
-	h->scratch[0] = '\0';
 }
 
 static void run_sites(void *arg, enum fl_site s, struct fl_tensor **t)
@@ -617,6 +568,7 @@ static enum fl_status run_harness(struct run *x)
 	struct fl_harness *h = x->h = calloc(1, sizeof(*h));
 	if (!h)
 		return fl_error(FL_ERUNTIME, "out of memory");
+	h->scratch.fd = -1;
 	h->rank = x->r->rank;
 	h->world = x->r->world_size;
 	h->be = &x->be;
@@ -640,13 +592,13 @@ static enum fl_status run_harness(struct run *x)
 		.set_microbatches = svc_set_microbatches,
 		.set_expert_skew = svc_set_expert_skew,
 		.expert_tokens = svc_expert_tokens,
-		.scratch_dir = h->scratch,
+		.scratch_dir = h->scratch.path,
 		.out_dir = x->out_dir,
 	};
 	h->ctx.rt = &h->wl.rt;
 	h->ctx.svc = &h->svc;
 	enum fl_status st;
-	if ((st = scratch_create(h)))
+	if ((st = fl_scratch_create(&h->scratch)))
 		return st;
 	for (size_t p = 0; p < sc->workload.n_phases; p++)
 		x->phase_id[p] = fl_tracer_intern(sc->workload.phases[p]);
@@ -942,7 +894,7 @@ static void run_release(struct run *x)
 		}
 		if (x->wl_init)
 			fl_workload_release(&h->wl);
-		scratch_remove(h);
+		fl_scratch_remove(&h->scratch);
 		for (size_t i = 0; i < h->n_spans; i++)
 			free(h->span_names[i]);
 		free(h);

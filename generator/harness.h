@@ -15,7 +15,8 @@
  * services through a table of function pointers (struct fl_services): spans,
  * host reads of device tensors, the weights, the clock factor, device stats,
  * the all-reduce schedule, and a scratch folder per rank (made under $TMPDIR
- * before init, removed after the run). A fault that breaks the span rules
+ * before init, removed after the run; a killed run's is removed by the next run,
+ * generator/scratch.h). A fault that breaks the span rules
  * (a span it did not declare at init, a declaration after init, a full span
  * table) fails the run with FL_EINPUT naming the fault and the span.
  * Test hook: FL_TEST_DECLARED_SPANS=FILE appends each rank's declared span

@@ -1,4 +1,5 @@
-/* check_scenario.c — scenario loading: defaults, variants, and errors that name the file and the place. */
+/* check_scenario.c — scenario loading: defaults, variants, and errors that name the file and the place;
+ * the harness's scratch folders (a killed run's removed by the next). */
 #define _GNU_SOURCE /* nftw */
 #include <check.h>
 #include <dirent.h>
@@ -6,11 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/outfile.h"
 #include "common/sha256.h"
 #include "generator/scenario.h"
+#include "generator/scratch.h"
 #include "tests/unit/scratch.h"
 
 #ifndef FL_SOURCE_DIR
@@ -351,6 +356,97 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* ---- scratch folders (generator/scratch.h) ---- */
+
+static int exists(const char *name)
+{
+	char p[256];
+	struct stat st;
+	tmp_path(p, sizeof(p), name);
+	return lstat(p, &st) == 0;
+}
+
+static void make_dir(const char *name)
+{
+	char p[256];
+	tmp_path(p, sizeof(p), name);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+}
+
+START_TEST(scratch_removes_only_stale_folders)
+{
+	char p[256];
+	/* a killed run's folder, with a checkpoint in it */
+	make_dir("faultline-scratch.AAAAAA");
+	tmp_path(p, sizeof(p), "faultline-scratch.AAAAAA/state-rank-0.bin");
+	ck_assert_int_eq(fl_write_file_atomic(p, "x", 1), FL_OK);
+	/* a live run's: its lock is held */
+	make_dir("faultline-scratch.BBBBBB");
+	tmp_path(p, sizeof(p), "faultline-scratch.BBBBBB");
+	int live = open(p, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(live, 0);
+	ck_assert_int_eq(flock(live, LOCK_EX | LOCK_NB), 0);
+	/* not of the pattern: a longer name, a plain file, another prefix, a link */
+	make_dir("faultline-scratch.CCCCCCC");
+	tmp_path(p, sizeof(p), "faultline-scratch.DDDDDD");
+	ck_assert_int_eq(fl_write_file_atomic(p, "x", 1), FL_OK);
+	make_dir("other-scratch.EEEEEE");
+	make_dir("keep");
+	tmp_path(p, sizeof(p), "keep/file");
+	ck_assert_int_eq(fl_write_file_atomic(p, "x", 1), FL_OK);
+	char target[256];
+	tmp_path(target, sizeof(target), "keep");
+	tmp_path(p, sizeof(p), "faultline-scratch.FFFFFF");
+	ck_assert_int_eq(symlink(target, p), 0);
+	setenv("TMPDIR", tmpdir, 1);
+
+	struct fl_scratch a, b;
+	ck_assert_int_eq(fl_scratch_create(&a), FL_OK);
+	ck_assert_int_eq(a.removed_stale, 1);
+	ck_assert(!exists("faultline-scratch.AAAAAA"));
+	ck_assert(exists("faultline-scratch.BBBBBB") && exists("faultline-scratch.CCCCCCC"));
+	ck_assert(exists("faultline-scratch.DDDDDD") && exists("other-scratch.EEEEEE"));
+	ck_assert(exists("faultline-scratch.FFFFFF") && exists("keep/file"));
+	ck_assert_int_eq(strncmp(a.path, tmpdir, strlen(tmpdir)), 0);
+	struct stat st;
+	ck_assert(stat(a.path, &st) == 0 && S_ISDIR(st.st_mode));
+
+	/* a second run beside the first leaves the first's folder */
+	ck_assert_int_eq(fl_scratch_create(&b), FL_OK);
+	ck_assert_int_eq(b.removed_stale, 0);
+	ck_assert(stat(a.path, &st) == 0);
+	char a_path[sizeof(a.path)];
+	strcpy(a_path, a.path);
+	fl_scratch_remove(&a);
+	ck_assert(stat(a_path, &st) != 0);
+	ck_assert_int_eq(a.fd, -1);
+	fl_scratch_remove(&a); /* twice: no-op */
+
+	/* once the live run's lock is gone, the next run removes its folder */
+	close(live);
+	struct fl_scratch c;
+	ck_assert_int_eq(fl_scratch_create(&c), FL_OK);
+	ck_assert_int_eq(c.removed_stale, 1);
+	ck_assert(!exists("faultline-scratch.BBBBBB"));
+	ck_assert(stat(b.path, &st) == 0); /* b's lock is still held */
+	fl_scratch_remove(&b);
+	fl_scratch_remove(&c);
+}
+END_TEST
+
+START_TEST(scratch_in_missing_folder_is_runtime_error)
+{
+	char p[256];
+	tmp_path(p, sizeof(p), "missing");
+	setenv("TMPDIR", p, 1);
+	struct fl_scratch a;
+	ck_assert_int_eq(fl_scratch_create(&a), FL_ERUNTIME);
+	ck_assert_ptr_nonnull(strstr(fl_error_msg(), "missing"));
+	ck_assert_int_eq(a.fd, -1);
+	fl_scratch_remove(&a);
+}
+END_TEST
+
 static Suite *scenario_suite(void)
 {
 	Suite *s = suite_create("scenario");
@@ -370,6 +466,13 @@ static Suite *scenario_suite(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_loop_test(tc, bad_file_is_input_error, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, missing_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("scratch_folder");
+	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, scratch_removes_only_stale_folders);
+	tcase_add_test(tc, scratch_in_missing_folder_is_runtime_error);
 	suite_add_tcase(s, tc);
 	return s;
 }
