@@ -62,24 +62,24 @@ tmp = sys.argv[1]
 dm = json.load(open(tmp + "/dm.json"))
 t = json.load(open(tmp + "/run1/ddp-run-b.truth.json"))
 gbps = t["faults"][0]["params"]["gbps"]
+comm, overlap = dm["kernels"]["types"]["COMMUNICATION"]["pct"], dm["overlap"]["comm_comp_pct"]
+far = lambda x: x + 40 if x < 50 else x - 40
 open(tmp + "/right.txt", "w").write(
     "comm_share_pct: %.2f %%\noverlap_pct: %.1f%%\nsymmetric: yes\nlink_gbps: %.2f\n"
-    "family: communication bound\nfix: bigger batch\n"
-    % (dm["kernels"]["types"]["COMMUNICATION"]["pct"], dm["overlap"]["comm_comp_pct"], gbps * 0.9))
+    "family: communication bound\nfix: bigger batch\n" % (comm, overlap, gbps * 0.9))
+# the lookalike's shares are 40 points from the trace's, whatever the timing
 open(tmp + "/wrong.txt", "w").write(
-    "comm_share_pct: 5%%\noverlap_pct: 100%%\nsymmetric: no\nlink_gbps: %.2f\nfamily: a straggler\nfix: fusion\n"
-    % (gbps * 10))
+    "comm_share_pct: %.1f%%\noverlap_pct: %.1f%%\nsymmetric: no\nlink_gbps: %.2f\nfamily: a straggler\nfix: fusion\n"
+    % (far(comm), far(overlap), gbps * 10))
 PY
 rubric="$SRC/scenarios/comm-bound.rubric.json"
 for a in right wrong; do
 	expect_exit 0 "grade the $a answer" -- "$FL" grade --truth "$out/ddp-run-b.truth.json" --answer "$TMP/$a.txt" \
 		--rubric "$rubric" --format json --out "$TMP/$a.json"
 done
-python3 - "$TMP" "$SRC" <<'PY'
-import json, os, sys
+python3 - "$TMP" <<'PY' && pass "comm-bound rubric: right earns full marks, the lookalike's answer at most 10%" || fail "rubric scores"
+import json, sys
 tmp = sys.argv[1]
-sys.path.insert(0, os.path.join(sys.argv[2], "tests", "tools"))
-import tc_common as tc
 r = json.load(open(tmp + "/right.json"))
 w = json.load(open(tmp + "/wrong.json"))
 print("      right %s/%s, wrong %s/%s (credit: %s)" % (r["score"], r["max_score"], w["score"], w["max_score"],
@@ -87,16 +87,6 @@ print("      right %s/%s, wrong %s/%s (credit: %s)" % (r["score"], r["max_score"
 bad = [q["id"] for q in r["questions"] if q["outcome"] != "correct"]
 assert len(r["questions"]) == 6 and r["max_score"] == 8, (len(r["questions"]), r["max_score"])
 assert r["score"] == r["max_score"], bad
-# the wrong answer's numbers are fixed, the trace's shares are measured: they
-# can meet by chance only when timing is distorted (a sanitizer build, or a
-# run whose ranks shared a core or whose cores changed speed: tracecheck's
-# timing check, which prints skip with the reason)
-if os.environ.get("FL_TIMING_CHECKS", "1") == "0":
-    tc.timing_skip = "FL_TIMING_CHECKS=0, a sanitizer build distorts timing"
-tc.timing_dir = tmp + "/run1"
-tc.tcheck(w["score"] <= 0.1 * w["max_score"], "comm-bound rubric: the lookalike's answer at most 10%",
-                  stem="ddp-run-b")
-sys.exit(1 if tc.failures else 0)
+assert w["score"] <= 0.1 * w["max_score"]
 PY
-[ $? = 0 ] && pass "comm-bound rubric: right earns full marks" || fail "rubric scores"
 finish
