@@ -129,28 +129,6 @@ static enum fl_status make_dir(const char *p)
 	return FL_OK;
 }
 
-/* Remove a staging folder and the plain files in it (no deeper folders are made). */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p = path2(dir, e->d_name);
-		struct stat s;
-		if (!lstat(p, &s) && S_ISDIR(s.st_mode))
-			remove_tree(p);
-		else
-			unlink(p);
-		free(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static enum fl_status copy_file(const char *from, const char *to)
 {
 	char *buf = NULL;
@@ -427,7 +405,7 @@ out:
 	cJSON_Delete(truth);
 	free(truth_path);
 	if (!st) {
-		remove_tree(stage);
+		fl_remove_tree(stage);
 		unlink(log);
 	}
 	free(log);
@@ -615,7 +593,7 @@ enum fl_status fl_cmd_assign(int argc, char **argv)
 	       "learners), roster for grade --batch: %s/roster.csv\n", r.n, sc.name, a.out, a.out, a.out);
 out:
 	if (a.staging && !st)
-		remove_tree(a.staging);
+		fl_remove_tree(a.staging);
 	else if (a.staging)
 		fprintf(stderr, "faultline: assign: the failed run's files are kept in '%s'\n", a.staging);
 	free(a.staging);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <stdint.h>
@@ -196,6 +197,29 @@ void fl_outfile_abort(struct fl_outfile *f)
 	free(f->tmp);
 	free(f->path);
 	free(f);
+}
+
+void fl_remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char sub[PATH_MAX];
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) < (int)sizeof(sub))
+			fl_remove_tree(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
 }
 
 enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n)

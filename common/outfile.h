@@ -31,6 +31,9 @@ void fl_outfile_abort(struct fl_outfile *f);
 
 /* Whole-file helpers. */
 enum fl_status fl_write_file_atomic(const char *path, const void *p, size_t n);
+/* Remove path and, when it is a folder, everything inside it; no link is
+ * followed (a link is removed, not its target). Errors are ignored. */
+void fl_remove_tree(const char *path);
 /* Read a whole file (gunzipping when it ends in ".gz" or starts with the gzip
  * magic) into a NUL-terminated malloc'd buffer. At most FL_READ_FILE_MAX
  * bytes (after decompression: a small .gz may inflate to gigabytes): scenarios,

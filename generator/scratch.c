@@ -10,36 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
+
 #define PREFIX "faultline-scratch."
 
 static const char *tmp_dir(void)
 {
 	const char *tmp = getenv("TMPDIR");
 	return tmp && tmp[0] ? tmp : "/tmp";
-}
-
-/* Remove path and, when it is a folder, everything inside it (not following links). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char sub[PATH_MAX];
-			if (snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) < (int)sizeof(sub))
-				remove_tree(sub);
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
 }
 
 /* fd, locked, is still the folder at path (not one removed meanwhile by another
@@ -79,7 +57,7 @@ static int remove_stale(const char *tmp)
 		if (fd < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_there(fd, path)) {
-			remove_tree(path);
+			fl_remove_tree(path);
 			removed++;
 		}
 		close(fd);
@@ -128,7 +106,7 @@ enum fl_status fl_scratch_create(struct fl_scratch *s)
 void fl_scratch_remove(struct fl_scratch *s)
 {
 	if (s->path[0])
-		remove_tree(s->path);
+		fl_remove_tree(s->path);
 	if (s->fd >= 0)
 		close(s->fd);
 	s->path[0] = '\0';

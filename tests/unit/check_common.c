@@ -313,6 +313,32 @@ START_TEST(write_replaces_whole_file)
 }
 END_TEST
 
+START_TEST(remove_tree_follows_no_link)
+{
+	char p[256], outside[256], link[256];
+	tmp_path(p, sizeof(p), "tree");
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	tmp_path(p, sizeof(p), "tree/sub");
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	tmp_path(p, sizeof(p), "tree/sub/file");
+	ck_assert_int_eq(fl_write_file_atomic(p, "x", 1), FL_OK);
+	tmp_path(outside, sizeof(outside), "outside");
+	ck_assert_int_eq(mkdir(outside, 0700), 0);
+	tmp_path(p, sizeof(p), "outside/kept");
+	ck_assert_int_eq(fl_write_file_atomic(p, "x", 1), FL_OK);
+	tmp_path(link, sizeof(link), "tree/link");
+	ck_assert_int_eq(symlink(outside, link), 0);
+	tmp_path(p, sizeof(p), "tree");
+	fl_remove_tree(p);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	tmp_path(p, sizeof(p), "outside/kept");
+	ck_assert_int_eq(access(p, F_OK), 0); /* the link went, not its target */
+	fl_remove_tree(p);                    /* a plain file */
+	ck_assert_int_ne(access(p, F_OK), 0);
+	fl_remove_tree(p); /* absent: nothing to do */
+}
+END_TEST
+
 START_TEST(abort_leaves_nothing)
 {
 	static const char *const names[] = {"gone.json", "gone.json.gz"};
@@ -557,6 +583,7 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, write_empty_file);
 	tcase_add_test(tc, write_replaces_whole_file);
 	tcase_add_test(tc, abort_leaves_nothing);
+	tcase_add_test(tc, remove_tree_follows_no_link);
 	tcase_add_test(tc, write_into_missing_dir);
 	tcase_add_test(tc, read_missing_file);
 	tcase_add_test(tc, read_truncated_gzip);
