@@ -25,6 +25,10 @@ void fl_machine_sample(struct fl_machine_sample *s)
 			s->have_stat = 1;
 			s->steal_ms = (double)v[7] * 1000.0 / (double)hz;
 			s->all_ms = (double)all * 1000.0 / (double)hz;
+			/* at work: not idle (v[3]), not waiting on I/O (v[4]); nice'd
+			 * time counts (the ranks may run nice'd themselves) */
+			s->busy_ms = (double)(all - v[3] - v[4]) * 1000.0 / (double)hz;
+			s->tick_ms = 1000.0 / (double)hz;
 		}
 	}
 	f = fopen("/proc/loadavg", "r");
@@ -37,6 +41,8 @@ void fl_machine_sample(struct fl_machine_sample *s)
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		s->involuntary = ru.ru_nivcsw;
 		s->voluntary = ru.ru_nvcsw;
+		s->self_cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+				 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
 	}
 }
 
@@ -50,10 +56,13 @@ void fl_machine_load_between(const struct fl_machine_sample *a, const struct fl_
 		out->steal_ms = b->steal_ms - a->steal_ms;
 		double all = b->all_ms - a->all_ms;
 		out->steal_share = all > 0 ? out->steal_ms / all : 0;
+		out->busy_ms = b->busy_ms - a->busy_ms;
+		out->tick_ms = b->tick_ms;
 	}
 	out->have_loadavg = a->have_loadavg;
 	out->loadavg_1m = a->loadavg_1m;
 	out->involuntary_switches = b->involuntary - a->involuntary;
+	out->self_cpu_ms = b->self_cpu_ms - a->self_cpu_ms;
 }
 
 int fl_machine_load_busy(const struct fl_machine_load *l)

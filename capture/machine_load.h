@@ -4,9 +4,11 @@
  * cores) stretches every timing in a trace without anything in the trace
  * saying so. The truth records it: the hypervisor's steal time (Linux
  * /proc/stat, all CPUs), this process's involuntary context switches
- * (getrusage: the scheduler took the core away), and the one-minute load
- * average when the window opened. Readings that cannot be taken (no /proc)
- * are left out, never guessed.
+ * (getrusage: the scheduler took the core away), the one-minute load
+ * average when the window opened, and the CPU time other processes took
+ * during the window: every CPU's busy time (/proc/stat) less the run's own
+ * processes' (getrusage, summed over the ranks on this host by the truth).
+ * Readings that cannot be taken (no /proc) are left out, never guessed.
  */
 #ifndef FL_MACHINE_LOAD_H
 #define FL_MACHINE_LOAD_H
@@ -14,18 +16,24 @@
 struct fl_machine_sample {
 	int have_stat;            /* /proc/stat was read */
 	double steal_ms, all_ms;  /* summed over CPUs since boot */
+	double busy_ms;           /* ...of it at work: all_ms less idle and I/O wait */
+	double tick_ms;           /* /proc/stat's unit */
 	int have_loadavg;
 	double loadavg_1m;
 	long involuntary, voluntary; /* context switches of this process */
+	double self_cpu_ms;          /* this process's CPU time, every thread (getrusage) */
 };
 
 struct fl_machine_load {
 	int have_stat;
 	double steal_ms;          /* steal time of all CPUs during the window */
 	double steal_share;       /* of all CPU time during the window, 0..1 */
+	double busy_ms;           /* every CPU's busy time during the window, summed */
+	double tick_ms;           /* /proc/stat's unit: each of the two reads is up to one behind per CPU */
 	int have_loadavg;
 	double loadavg_1m;        /* when the window opened */
 	long involuntary_switches;
+	double self_cpu_ms;       /* this process's CPU time during the window */
 	double wall_ms;
 };
 

@@ -826,6 +826,13 @@ static enum fl_status run_write(struct run *x)
 		if (core < 0)
 			core = fl_dev_compute_core(be, NULL, NULL);
 		fl_truth_add_core_probe(x->report, core, x->core_ms, x->total - x->active, x->active, x->gemm_speed);
+		/* this rank's CPU time in the window, by host: rank 0 takes the ranks
+		 * on its host out of its host's busy time (machine_load.others_*) */
+		char host[256] = "";
+		gethostname(host, sizeof(host) - 1);
+		cJSON *wc = cJSON_AddObjectToObject(x->report, "window_cpu");
+		cJSON_AddStringToObject(wc, "host", host);
+		cJSON_AddNumberToObject(wc, "cpu_ms", x->load.self_cpu_ms);
 	}
 	char *text = cJSON_PrintUnformatted(x->report);
 	progress(h, x->total, WHERE_GATHER);

@@ -323,6 +323,42 @@ static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *c
 		cJSON_AddStringToObject(o, "why", rs->why);
 }
 
+/* machine_load's CPU time of other processes during the window: this host's
+ * busy time less the CPU time of the ranks on this host (each rank's report's
+ * window_cpu; the ranks' windows open and close together, at one step). */
+static void add_others(cJSON *ml, const struct fl_machine_load *l, const char *host, cJSON *const *reports,
+		       size_t n_reports)
+{
+	double ours = 0;
+	int ranks = 0;
+	for (size_t r = 0; r < n_reports; r++) {
+		const cJSON *wc = cJSON_GetObjectItemCaseSensitive(reports[r], "window_cpu");
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(wc, "host");
+		const cJSON *ms = cJSON_GetObjectItemCaseSensitive(wc, "cpu_ms");
+		if (cJSON_IsString(h) && cJSON_IsNumber(ms) && strcmp(h->valuestring, host) == 0) {
+			ours += ms->valuedouble;
+			ranks++;
+		}
+	}
+	if (!ranks || l->wall_ms <= 0)
+		return;
+	double others = l->busy_ms - ours;
+	double ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);
+	cJSON *o = cJSON_AddObjectToObject(ml, "others");
+	cJSON_AddStringToObject(o, "what", "CPU time that other processes (and the hypervisor's steal) took during the "
+					   "window: the host's busy CPU time (/proc/stat, every CPU, less idle and I/O "
+					   "wait) less the CPU time of this run's ranks on the host");
+	cJSON_AddNumberToObject(o, "host_busy_ms", l->busy_ms);
+	cJSON_AddNumberToObject(o, "ranks_cpu_ms", ours);
+	cJSON_AddNumberToObject(o, "ranks_on_host", ranks);
+	cJSON_AddNumberToObject(o, "cpu_ms", others > 0 ? others : 0);
+	/* on average, how many cores the others kept busy */
+	cJSON_AddNumberToObject(o, "cores", others > 0 ? others / l->wall_ms : 0);
+	/* /proc/stat counts in ticks: each of the window's two reads is up to one
+	 * tick behind on each CPU */
+	cJSON_AddNumberToObject(o, "resolution_ms", 2 * l->tick_ms * (ncpu > 0 ? ncpu : 1));
+}
+
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,
 			      size_t n_reports, cJSON **metrics_out)
 {
@@ -450,6 +486,8 @@ enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in,
 			cJSON_AddNumberToObject(ml, "loadavg_1m_at_start", l->loadavg_1m);
 		cJSON_AddNumberToObject(ml, "involuntary_switches", (double)l->involuntary_switches);
 		cJSON_AddBoolToObject(ml, "stolen", fl_machine_load_busy(l));
+		if (l->have_stat)
+			add_others(ml, l, host, reports, n_reports);
 	}
 	/* how the cores were shared out: ranks each on one (multi-rank), or one
 	 * process's emulated device on its own */

@@ -31,7 +31,16 @@ def catalog_b(out):
         ms = t.step_ms()
         med = median(list(ms.values()))
         short = [n for n in want if ms[n] < 5 * med]
-        check(not short, "%s: each of the truth's steps %s is >= 5x the step median %.2f ms (short: %s)" % (stem, want, med, short))
+        what = "%s: each of the truth's steps %s is >= 5x the step median %.2f ms (short: %s)" % (stem, want, med, short)
+        if stem == "lab-serving":
+            # the emulated device's steps against the host's compile: a timing
+            # check, judged when the device had a quiet core (crowded(): with
+            # none, calibration read the crowding and chose a model 3x
+            # narrower, whose compile took 13-14 ms against steps of 0.4-8 ms;
+            # quiet rounds read 22-37x)
+            tcheck(not short, what, stem, speed=False)
+        else:
+            check(not short, what)
         comp = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == compile_span]
         nested = [e for e in t.x if e["cat"] == "user_annotation" and e["name"] == "benchmark_kernel"]
         cands = truth["faults"][0]["params"]["candidates"]

@@ -120,7 +120,14 @@ def crowded(out, stem=None, speed=True):
     GEMM up to twice as long, and its rank poses as a straggler. The run says
     so on stderr and in the truth (by its forward GEMM; the backward GEMMs'
     own meters are read here by the same rule);
-    the test reads it."""
+    the test reads it. And whatever the cores at the start: another process
+    that kept over half a core busy on average while the window was recorded
+    (the truth's environment.machine_load.others, the host's busy time less
+    the ranks' own, beyond its resolution) took turns with the run's threads:
+    a process that began beside a healthy 2-rank run after it had started
+    left its all-reduces 31-37% hidden by compute instead of 56-74%, with no
+    core busy at the start and the GEMM meters no different from a quiet
+    run's (others 0.83-0.85 of a core; quiet runs 0-0.04)."""
     for f in sorted(os.listdir(out)):
         if not f.endswith(".truth.json") or (stem and f != stem + ".truth.json"):
             continue
@@ -139,6 +146,12 @@ def crowded(out, stem=None, speed=True):
             return ("%s: %d of %d cores quiet when the run started: the emulated device had no quiet core to "
                     "itself (the host's threads or another process ran beside it)"
                     % (f[:-len(".truth.json")], pin["quiet_cores"], cpus))
+        ml = env.get("machine_load") or {}
+        oth, wall = ml.get("others") or {}, ml.get("wall_ms", 0)
+        if wall > 0 and oth.get("cpu_ms", 0) - oth.get("resolution_ms", 0) > OTHERS_BUSY * wall:
+            return ("%s: other processes kept %.2f of a core busy on average while the window was recorded "
+                    "(%.0f ms of CPU in %.0f ms; > %.1f): the run's threads took turns with them"
+                    % (f[:-len(".truth.json")], oth["cpu_ms"] / wall, oth["cpu_ms"], wall, OTHERS_BUSY))
         cs = env.get("core_speed") or {}
         if speed and cs.get("unequal"):
             return "%s: the cores did not keep one speed: %s" % (f[:-len(".truth.json")], cs.get("why"))
@@ -155,6 +168,10 @@ def crowded(out, stem=None, speed=True):
 
 
 MATCH_LEAST = 3
+# crowded(): other processes' CPU time during the window, in cores on average,
+# above which the run shared its cores (the run's own pinning rule: a core over
+# half busy with another process)
+OTHERS_BUSY = 0.5
 
 
 def speed_matched(out, a, b, steps_a, steps_b):

@@ -63,7 +63,15 @@ def signatures(out):
     check(sorted(mystery) == [n for n in steps if n % 2 == 1],
           "R9: a mystery span exactly in steps with N %% 2 == 1 (got %s)" % sorted(mystery))
     longest = max(steps, key=lambda n: steps[n])
-    check(longest % 3 == 2 and longest % 2 == 1, "R9: the longest step (#%d) has both stalls" % longest)
+    # a timing check: the collections are real work, which a shared core
+    # stretches (beside a busy loop and another process, two single-stall
+    # steps' collections ran 2.4-3.1x their request and outlasted the step
+    # with both stalls); the stalls' exact steps are asserted above whatever
+    # the machine
+    tcheck(longest % 3 == 2 and longest % 2 == 1,
+           "R9: the longest step (#%d, %.1f ms) has both stalls (steps: %s)"
+           % (longest, steps[longest], " ".join("#%d %.1f" % (n, steps[n]) for n in sorted(steps))),
+           "lab-r9", speed=False)
     clean = [steps[n] for n in steps if n % 3 != 2 and n % 2 != 1]
     check(max(clean) < 0.10 * steps[longest],
           "R9: steps with neither stall (max %.2f ms) < 10%% of the longest (%.2f ms)" % (max(clean), steps[longest]))

@@ -74,7 +74,7 @@ def main():
         why = crowded(sys.argv[2])
         print(why or "not crowded")
         return 0 if why else 1
-    if sys.argv[1] in ("emu", "catalog", "catalog_b") and os.environ.get("FL_TIMING_CHECKS") != "always":
+    if sys.argv[1] in ("emu", "catalog", "catalog_b", "signatures") and os.environ.get("FL_TIMING_CHECKS") != "always":
         common.timing_dir = sys.argv[2]  # their timing checks name the scenario they read
     if sys.argv[1] in ("multirank", "pipeline", "moe"):
         if os.environ.get("FL_TIMING_CHECKS", "1") == "0":

@@ -1,10 +1,14 @@
 /* Whether a run's cores kept one speed (generator/truth.c,
  * fl_truth_core_speed), judged from the rank reports' core probes and their
  * devices' GEMM speed step by step, and the probe itself (runtime/tensor.c,
- * fl_rt_core_probe_ms). */
+ * fl_rt_core_probe_ms); and the machine load's count of this process's CPU
+ * time against the host's busy time (capture/machine_load.c), from which the
+ * truth takes other processes' share. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "generator/truth.h"
 #include "runtime/tensor.h"
@@ -149,6 +153,40 @@ START_TEST(probe_measures)
 }
 END_TEST
 
+static double cpu_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+/* 150 ms of this process's CPU time (however long a busy machine makes that
+ * take): the load's count of it agrees with the kernel's process clock, and
+ * the host's busy time holds it (to /proc/stat's ticks). Without /proc the
+ * host's share is not read. */
+START_TEST(machine_load_counts_this_process)
+{
+	struct fl_machine_sample a, b;
+	struct fl_machine_load l;
+	fl_machine_sample(&a);
+	double c0 = cpu_ms(), c1 = c0;
+	volatile unsigned long spin = 0;
+	while ((c1 = cpu_ms()) - c0 < 150)
+		spin++;
+	fl_machine_sample(&b);
+	fl_machine_load_between(&a, &b, 1, &l);
+	double want = c1 - c0;
+	ck_assert_msg(l.self_cpu_ms > 0.9 * want && l.self_cpu_ms < 1.1 * want + 10,
+		      "this process's CPU time %.1f ms, the process clock's %.1f", l.self_cpu_ms, want);
+	if (!l.have_stat)
+		return;
+	double slack = 2 * l.tick_ms * (double)sysconf(_SC_NPROCESSORS_ONLN);
+	ck_assert_msg(l.tick_ms > 0 && l.busy_ms + slack >= l.self_cpu_ms,
+		      "host busy %.1f ms (ticks of %.1f ms) < this process's %.1f ms", l.busy_ms, l.tick_ms,
+		      l.self_cpu_ms);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("core_speed");
@@ -160,6 +198,7 @@ int main(void)
 	tcase_add_test(tc, one_rank_against_itself);
 	tcase_add_test(tc, a_speed_change_inside_the_window_is_unequal);
 	tcase_add_test(tc, probe_measures);
+	tcase_add_test(tc, machine_load_counts_this_process);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
