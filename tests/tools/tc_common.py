@@ -125,7 +125,8 @@ def crowded(out, stem=None, speed=True):
     (the truth's environment.machine_load.others, the host's busy time less
     the ranks' own, beyond its resolution) took turns with the run's threads:
     a process that began beside a healthy 2-rank run after it had started
-    left its all-reduces 31-37% hidden by compute instead of 56-74%, with no
+    left its all-reduces 32.7-40.9% hidden by compute (median over ranks; 7
+    runs) instead of 56.5-69.6%, with no
     core busy at the start and the GEMM meters no different from a quiet
     run's (others 0.83-0.85 of a core; quiet runs 0-0.04)."""
     for f in sorted(os.listdir(out)):
