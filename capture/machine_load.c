@@ -57,7 +57,8 @@ void fl_machine_load_between(const struct fl_machine_sample *a, const struct fl_
 		double all = b->all_ms - a->all_ms;
 		out->steal_share = all > 0 ? out->steal_ms / all : 0;
 		out->busy_ms = b->busy_ms - a->busy_ms;
-		out->tick_ms = b->tick_ms;
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		out->busy_resolution_ms = 2 * b->tick_ms * (double)(ncpu > 0 ? ncpu : 1);
 	}
 	out->have_loadavg = a->have_loadavg;
 	out->loadavg_1m = a->loadavg_1m;

@@ -29,7 +29,8 @@ struct fl_machine_load {
 	double steal_ms;          /* steal time of all CPUs during the window */
 	double steal_share;       /* of all CPU time during the window, 0..1 */
 	double busy_ms;           /* every CPU's busy time during the window, summed */
-	double tick_ms;           /* /proc/stat's unit: each of the two reads is up to one behind per CPU */
+	double busy_resolution_ms; /* busy_ms's: /proc/stat counts in ticks, and each of the two reads is
+	                            * up to one tick behind on each CPU */
 	int have_loadavg;
 	double loadavg_1m;        /* when the window opened */
 	long involuntary_switches;

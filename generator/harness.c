@@ -827,7 +827,7 @@ static enum fl_status run_write(struct run *x)
 			core = fl_dev_compute_core(be, NULL, NULL);
 		fl_truth_add_core_probe(x->report, core, x->core_ms, x->total - x->active, x->active, x->gemm_speed);
 		/* this rank's CPU time in the window, by host: rank 0 takes the ranks
-		 * on its host out of its host's busy time (machine_load.others_*) */
+		 * on its host out of its host's busy time (machine_load.others) */
 		char host[256] = "";
 		gethostname(host, sizeof(host) - 1);
 		cJSON *wc = cJSON_AddObjectToObject(x->report, "window_cpu");

@@ -343,7 +343,6 @@ static void add_others(cJSON *ml, const struct fl_machine_load *l, const char *h
 	if (!ranks || l->wall_ms <= 0)
 		return;
 	double others = l->busy_ms - ours;
-	double ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);
 	cJSON *o = cJSON_AddObjectToObject(ml, "others");
 	cJSON_AddStringToObject(o, "what", "CPU time that other processes (and the hypervisor's steal) took during the "
 					   "window: the host's busy CPU time (/proc/stat, every CPU, less idle and I/O "
@@ -354,9 +353,7 @@ static void add_others(cJSON *ml, const struct fl_machine_load *l, const char *h
 	cJSON_AddNumberToObject(o, "cpu_ms", others > 0 ? others : 0);
 	/* on average, how many cores the others kept busy */
 	cJSON_AddNumberToObject(o, "cores", others > 0 ? others / l->wall_ms : 0);
-	/* /proc/stat counts in ticks: each of the window's two reads is up to one
-	 * tick behind on each CPU */
-	cJSON_AddNumberToObject(o, "resolution_ms", 2 * l->tick_ms * (ncpu > 0 ? ncpu : 1));
+	cJSON_AddNumberToObject(o, "resolution_ms", l->busy_resolution_ms);
 }
 
 enum fl_status fl_truth_write(const char *path, const struct fl_truth_input *in, cJSON *const *reports,

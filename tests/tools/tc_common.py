@@ -126,9 +126,9 @@ def crowded(out, stem=None, speed=True):
     the ranks' own, beyond its resolution) took turns with the run's threads:
     a process that began beside a healthy 2-rank run after it had started
     left its all-reduces 32.7-40.9% hidden by compute (median over ranks; 7
-    runs) instead of 56.5-69.6%, with no
-    core busy at the start and the GEMM meters no different from a quiet
-    run's (others 0.83-0.85 of a core; quiet runs 0-0.04)."""
+    runs) instead of 56.5-69.6%, with no core busy at the start and the GEMM
+    meters no different from a quiet run's (others 0.83-0.85 of a core;
+    quiet runs 0-0.04)."""
     for f in sorted(os.listdir(out)):
         if not f.endswith(".truth.json") or (stem and f != stem + ".truth.json"):
             continue
