@@ -187,6 +187,36 @@ static double probe_of(const cJSON *report, int e)
 	return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
 }
 
+/* One meter of rank a's device (its steps' fastest GEMM of one kind, ns per
+ * multiply-add, from step `first`; kernel NULL: the workload's forward GEMM):
+ * its slowest step against its fastest, into out when the largest ratio yet.
+ * A core can change speed between a step's forward and its backward, so each
+ * backward GEMM is read on its own by the same rule. */
+static void step_meter(const cJSON *v, const char *kernel, size_t a, long first, struct fl_core_speed *out)
+{
+	double lo = 0, hi = 0;
+	long at_lo = 0, at_hi = 0, k = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, v)
+	{
+		if (cJSON_IsNumber(e) && e->valuedouble > 0) {
+			if (lo <= 0 || e->valuedouble < lo)
+				lo = e->valuedouble, at_lo = k;
+			if (e->valuedouble > hi)
+				hi = e->valuedouble, at_hi = k;
+		}
+		k++;
+	}
+	double q = lo > 0 ? hi / lo : 0;
+	if (q > out->spread) {
+		out->spread = q;
+		snprintf(out->why, sizeof(out->why),
+			 "rank %zu's device ran its fastest %s%s of step %ld %.2fx as long per multiply-add as "
+			 "that of step %ld (the machine changed speed during the window)",
+			 a, kernel ? kernel : "GEMM", kernel ? " (backward GEMM)" : "", first + at_hi, q, first + at_lo);
+	}
+}
+
 int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_probe_ms, struct fl_core_speed *out)
 {
 	static const char *const when[2] = {"opened", "closed"};
@@ -231,31 +261,14 @@ int fl_truth_core_speed(cJSON *const *reports, size_t n_reports, double calib_pr
 				}
 			}
 		}
-	for (size_t a = 0; a < n_reports; a++) { /* one rank's device, step by step */
+	for (size_t a = 0; a < n_reports; a++) { /* one rank's device, step by step, each meter on its own */
 		const cJSON *p = cJSON_GetObjectItemCaseSensitive(reports[a], "core_probe");
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "step_gemm_ns_per_mac"), *e;
 		const cJSON *from = cJSON_GetObjectItemCaseSensitive(p, "step_gemm_from");
-		double lo = 0, hi = 0;
-		long at_lo = 0, at_hi = 0, k = 0;
-		cJSON_ArrayForEach(e, v)
-		{
-			if (cJSON_IsNumber(e) && e->valuedouble > 0) {
-				if (lo <= 0 || e->valuedouble < lo)
-					lo = e->valuedouble, at_lo = k;
-				if (e->valuedouble > hi)
-					hi = e->valuedouble, at_hi = k;
-			}
-			k++;
-		}
-		double q = lo > 0 ? hi / lo : 0;
-		if (q > out->spread) {
-			long first = cJSON_IsNumber(from) ? (long)from->valuedouble : 0;
-			out->spread = q;
-			snprintf(out->why, sizeof(out->why),
-				 "rank %zu's device ran its fastest GEMM of step %ld %.2fx as long per multiply-add as "
-				 "that of step %ld (the machine changed speed during the window)",
-				 a, first + at_hi, q, first + at_lo);
-		}
+		long first = cJSON_IsNumber(from) ? (long)from->valuedouble : 0;
+		step_meter(cJSON_GetObjectItemCaseSensitive(p, "step_gemm_ns_per_mac"), NULL, a, first, out);
+		const cJSON *bw;
+		cJSON_ArrayForEach(bw, cJSON_GetObjectItemCaseSensitive(p, "step_backward_gemm_ns_per_mac"))
+			step_meter(bw, bw->string, a, first, out);
 	}
 	if (out->spread <= FL_CORES_UNEQUAL)
 		out->why[0] = '\0'; /* the largest ratio, but within the rule */
@@ -306,7 +319,8 @@ static void add_core_speed(cJSON *env, const struct fl_truth_input *in, cJSON *c
 	snprintf(text, sizeof(text),
 		 "unequal when one probe is over %.2fx another: two ranks' at one moment, one rank's at the window's "
 		 "two ends, or one against the calibration's; or when one rank's slowest step ran its fastest GEMM "
-		 "over %.2fx as long per multiply-add as its fastest step (the same shapes every step)",
+		 "over %.2fx as long per multiply-add as its fastest step (the same shapes every step), in the forward "
+		 "meter or in any backward GEMM's own",
 		 FL_CORES_UNEQUAL, FL_CORES_UNEQUAL);
 	cJSON_AddStringToObject(o, "rule", text);
 	if (calib_probe_ms > 0)

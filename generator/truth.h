@@ -29,9 +29,10 @@
  * physical sibling another guest keeps busy poses as a straggler), one rank's
  * at the window's two ends, or any against the calibration's (the faults were
  * sized against a step the machine no longer runs at); or, where the device
- * timed each step's GEMMs (core_probe.step_gemm_ns_per_mac), when one rank's
- * slowest step is over FL_CORES_UNEQUAL times its fastest: a speed change the
- * two ends of the window do not see. */
+ * timed each step's GEMMs (core_probe.step_gemm_ns_per_mac, and training's
+ * backward GEMMs each on its own: step_backward_gemm_ns_per_mac), when one
+ * rank's slowest step is over FL_CORES_UNEQUAL times its fastest in one
+ * meter: a speed change the two ends of the window do not see. */
 #define FL_CORES_UNEQUAL 1.15
 struct fl_core_speed {
 	double spread;     /* the largest ratio of two probes compared */

@@ -144,6 +144,30 @@ START_TEST(a_speed_change_inside_the_window_is_unequal)
 }
 END_TEST
 
+/* training meters each backward GEMM on its own: a core that changed speed
+ * between a step's forward and its backward shows in the backward meter alone */
+START_TEST(a_backward_meter_changing_speed_is_unequal)
+{
+	cJSON *rep[1];
+	const double s[1] = {0.110}, e[1] = {0.111};
+	const double steady[4] = {0.080, 0.082, 0.079, 0.081}, changed[4] = {0.090, 0.091, 0.162, 0.090};
+	struct fl_core_speed rs;
+	reports(rep, 1, s, e);
+	steps(rep[0], 2, steady, 4);
+	cJSON *bw = cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(rep[0], "core_probe"),
+					    "step_backward_gemm_ns_per_mac");
+	cJSON_AddItemToObject(bw, "gemm_tn_kernel", cJSON_CreateDoubleArray(steady, 4));
+	ck_assert_int_eq(fl_truth_core_speed(rep, 1, 0.110, &rs), 0);
+	cJSON_AddItemToObject(bw, "gemm_nt_kernel", cJSON_CreateDoubleArray(changed, 4));
+	ck_assert_int_eq(fl_truth_core_speed(rep, 1, 0.110, &rs), 1);
+	ck_assert(rs.spread > 1.79 && rs.spread < 1.81);
+	ck_assert_msg(strstr(rs.why, "rank 0's device") && strstr(rs.why, "gemm_nt_kernel") && strstr(rs.why, "step 4") &&
+			      strstr(rs.why, "step 2"),
+		      "%s", rs.why);
+	release(rep, 1);
+}
+END_TEST
+
 START_TEST(probe_measures)
 {
 	double a = fl_rt_core_probe_ms(-1), b = fl_rt_core_probe_ms(0);
@@ -195,6 +219,7 @@ int main(void)
 	tcase_add_test(tc, nothing_to_compare);
 	tcase_add_test(tc, one_rank_against_itself);
 	tcase_add_test(tc, a_speed_change_inside_the_window_is_unequal);
+	tcase_add_test(tc, a_backward_meter_changing_speed_is_unequal);
 	tcase_add_test(tc, probe_measures);
 	tcase_add_test(tc, machine_load_counts_this_process);
 	suite_add_tcase(s, tc);
