@@ -3,7 +3,8 @@
 # their signatures, read back by the independent parser, in each of 5
 # consecutive regens: compile spans and long steps exactly in the truth's
 # steps, the checkpoint period exact, update ops per step exact, the kernel
-# drift of the clock ramp, and the lookalike and healthy traces without them.
+# drift of the clock ramp (and each step's factor over its metered real work,
+# whatever the machine's speed), and the lookalike and healthy traces without them.
 . "$(dirname "$0")/lib.sh"
 RUNS=${FL_CATALOG_RUNS:-5}
 sc="$TMP/scenarios"

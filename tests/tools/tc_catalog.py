@@ -107,6 +107,51 @@ def catalog_b(out):
                "steps' (>= %.2f; ramp to %gx)" % (drift, 1 + 0.2 * (F - 1), F), "lab-inference")
         ops = set(t.ops_in_step().values())
         check(len(ops) == 1, "lab-inference: the same op count in every step (%s)" % sorted(ops))
+        # the ramp whatever the machine's speed: each step's fastest gemm_kernel
+        # (in the step that launched it) over the real work the device metered
+        # in that step (the truth's step_gemm_ns_per_mac times the GEMM's
+        # batch x dim x dim multiply-adds) is the clock factor the step ran at;
+        # a core that changes speed changes both alike (quiet and beside a busy
+        # core: 1.00 in every step). The device holds each kernel until it has
+        # run its real work times the factor, so under -5% is a defect; over
+        # it, a late wake from the pause's sleep. Judged unless another process
+        # crowded the device's core (crowded() without the speed rule).
+        got = dvfs_factors(t, truth)
+        want = {i["step"]: i["requested"] for i in truth["faults"][0]["instances"] if i.get("recorded")}
+        off = {n: got[n] / want[n] for n in want if n in got}
+        tcheck(len(off) == len(want) and all(0.95 <= q <= 1.25 for q in off.values()),
+               "lab-inference: every step's fastest gemm kernel over its metered real work is the truth's "
+               "factor for the step within -5%%/+25%% (%d of %d steps read; kernel/real against factor: %s)"
+               % (len(off), len(want), " ".join("%d:%.2f" % (n, off[n]) for n in sorted(off))),
+               "lab-inference", speed=False)
+
+
+def dvfs_factors(t, truth):
+    """{step: its fastest gemm_kernel's duration over that kernel's real work}
+    in a dvfs run: the kernels attributed to the step whose cudaLaunchKernel
+    they correlate with, the real work from the truth's meter (rank 0's
+    step_gemm_ns_per_mac, ns per multiply-add before the clock factor's pause)
+    and the calibrated model's batch x dim x dim multiply-adds per GEMM."""
+    env = truth["environment"]
+    cal = env.get("calibration") or {}
+    by = (env.get("core_speed") or {}).get("by_rank") or [{}]
+    first, ns = by[0].get("step_gemm_from"), by[0].get("step_gemm_ns_per_mac") or []
+    if first is None or not cal.get("dim") or not cal.get("batch"):
+        return {}
+    macs = float(cal["batch"]) * cal["dim"] * cal["dim"]
+    meter = {int(first) + i: v for i, v in enumerate(ns) if v > 0}
+    step_of = {}
+    for e in t.x:
+        if e["cat"] == "cuda_runtime" and e["name"] == "cudaLaunchKernel":
+            for n, s in t.steps:
+                if t.in_step(s, e):
+                    step_of[e["args"]["correlation"]] = n
+    fastest = {}
+    for e in t.kernels:
+        n = step_of.get(e.get("args", {}).get("correlation")) if e["name"] == "gemm_kernel" else None
+        if n is not None:
+            fastest[n] = min(fastest.get(n, e["dur"]), e["dur"])
+    return {n: d * 1000.0 / (meter[n] * macs) for n, d in fastest.items() if n in meter}
 
 
 # ---- catalog signatures: launch_bound, alloc_stall, blocking_h2d, dtype_casts ----

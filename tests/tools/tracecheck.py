@@ -29,7 +29,8 @@ ranks' kernels cost (each kernel at its lower quartile) when every rank's core
 ran at one best speed for a quarter of the run's steps (best_speed()); a
 wait, an idle share or a time per step over the steps in which every rank's
 core ran at one speed, when at least 3 did (one_speed()). emu's straggler reads its run the same way;
-catalog_b's DVFS ramp is skipped when crowded() says its run changed speed.
+catalog_b's DVFS ramp as the trace shows it is skipped when crowded() says its run changed speed; the
+ramp over each step's metered real work (dvfs_factors()) is judged whatever the speed.
 FL_TIMING_CHECKS=always asserts them even then (bench/bench_speed.sh counts
 how often a crowded or unequal run would have failed).
 """
