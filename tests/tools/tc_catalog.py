@@ -114,8 +114,9 @@ def catalog_b(out):
         # a core that changes speed changes both alike (quiet and beside a busy
         # core: 1.00 in every step). The device holds each kernel until it has
         # run its real work times the factor, so under -5% is a defect; over
-        # it, a late wake from the pause's sleep. Judged unless another process
-        # crowded the device's core (crowded() without the speed rule).
+        # it, a late wake from the pause's sleep. Judged on the emulated device
+        # (its meter, its stretch) unless another process crowded the device's
+        # core (crowded() without the speed rule).
         got = dvfs_factors(t, truth)
         want = {i["step"]: i["requested"] for i in truth["faults"][0]["instances"] if i.get("recorded")}
         off = {n: got[n] / want[n] for n in want if n in got}
@@ -123,7 +124,10 @@ def catalog_b(out):
                "lab-inference: every step's fastest gemm kernel over its metered real work is the truth's "
                "factor for the step within -5%%/+25%% (%d of %d steps read; kernel/real against factor: %s)"
                % (len(off), len(want), " ".join("%d:%.2f" % (n, off[n]) for n in sorted(off))),
-               "lab-inference", speed=False)
+               "lab-inference", speed=False,
+               why=None if truth["environment"].get("backend") == "emu" else
+               "the emulated device's meter and stretch are read; this run's backend is %s"
+               % truth["environment"].get("backend"))
 
 
 def dvfs_factors(t, truth):
@@ -144,7 +148,7 @@ def dvfs_factors(t, truth):
     for e in t.x:
         if e["cat"] == "cuda_runtime" and e["name"] == "cudaLaunchKernel":
             for n, s in t.steps:
-                if t.in_step(s, e):
+                if t.in_step(s, e) and "correlation" in e.get("args", {}):
                     step_of[e["args"]["correlation"]] = n
     fastest = {}
     for e in t.kernels:
