@@ -55,6 +55,7 @@ struct dg_step {
 	int n_sync, n_mid_sync;   /* host syncs; syncs with a launch after them in the step */
 	double sync_us, sync_idle_us; /* time in syncs; device idle around mid-step syncs */
 	double dev_busy_us, comp_us, comm_us, comm_overlap_us; /* unions in the step window */
+	double comp_fast_us;      /* per computation kernel name: its fastest in the window x its count */
 	int n_launch;             /* kernel launches on the step's thread */
 	double launch_us;         /* time in them */
 	int n_alloc;              /* cudaMalloc/cudaFree calls, or allocation ops of 200 us or more */

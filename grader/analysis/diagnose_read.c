@@ -401,6 +401,8 @@ static void build(struct dg_trace *t)
 	/* device rows: unions of all, computation and communication */
 	struct ivs all = {0}, comp = {0}, comm = {0};
 	struct ivs d2h = {0}, h2d = {0}, cast = {0}, kdur = {0}, ldur = {0}; /* starts (a); durations */
+	struct dg_ev *kc = NULL; /* computation kernels, sorted by start */
+	size_t nkc = 0;
 	{
 		/* device events sorted by start, across streams */
 		size_t nd = 0;
@@ -417,8 +419,12 @@ static void build(struct dg_trace *t)
 			d[i].thread = 0;
 		qsort(d, nd, sizeof(*d), cmp_ev);
 		t->comm_dur = malloc(sizeof(double) * (nd ? nd : 1));
-		if (!t->comm_dur)
+		kc = malloc(sizeof(*kc) * (nd ? nd : 1));
+		if (!t->comm_dur || !kc)
 			abort();
+		for (size_t i = 0; i < nd; i++)
+			if (d[i].kind == DG_KCOMP)
+				kc[nkc++] = d[i];
 		for (size_t i = 0; i < nd; i++) {
 			if (d[i].kind == DG_KMEM && (d[i].rtf & DG_DEV_D2H))
 				ivs_add(&d2h, d[i].ts, d[i].ts);
@@ -471,8 +477,12 @@ static void build(struct dg_trace *t)
 
 	uint32_t n_names = fl_strtab_count(t->st);
 	uint32_t *tiny_by_name = calloc(n_names ? n_names : 1, sizeof(uint32_t));
-	if (!tiny_by_name)
+	/* per kernel name in one step: its count and its fastest instance */
+	uint32_t *kc_count = calloc(n_names ? n_names : 1, sizeof(uint32_t));
+	double *kc_fast = calloc(n_names ? n_names : 1, sizeof(double));
+	if (!tiny_by_name || !kc_count || !kc_fast)
 		abort();
+	size_t kq = 0;
 
 	/* per step, on the main thread */
 	size_t i = m0;
@@ -485,6 +495,23 @@ static void build(struct dg_trace *t)
 			dhi = hi;
 		s->dev_busy_us = ivs_len(&all, lo, dhi);
 		s->comp_us = ivs_len(&comp, lo, dhi);
+		/* the same compute at its fastest: per kernel name, the step's
+		 * fastest instance times its count (load, a late wake or a
+		 * descheduled worker only lengthen a kernel) */
+		while (kq < nkc && kc[kq].ts < lo)
+			kq++;
+		size_t ke = kq;
+		for (; ke < nkc && kc[ke].ts < dhi; ke++) {
+			uint32_t nm = kc[ke].name < n_names ? kc[ke].name : 0;
+			double du = kc[ke].end - kc[ke].ts;
+			if (!kc_count[nm]++ || du < kc_fast[nm])
+				kc_fast[nm] = du;
+		}
+		for (size_t q = kq; q < ke; q++) {
+			uint32_t nm = kc[q].name < n_names ? kc[q].name : 0;
+			s->comp_fast_us += kc_count[nm] * kc_fast[nm];
+			kc_count[nm] = 0; /* counted once, and reset for the next step */
+		}
 		s->comm_us = ivs_len(&comm, lo, dhi);
 		s->comm_overlap_us = ivs_inter(&comp, &comm, lo, dhi);
 		s->n_cast = (int)(count_in(&cast, lo, dhi));
@@ -668,6 +695,9 @@ static void build(struct dg_trace *t)
 		}
 		t->tiny_top3_share = tot ? (double)(b[0] + b[1] + b[2]) / (double)tot : 0;
 		free(tiny_by_name);
+		free(kc_count);
+		free(kc_fast);
+		free(kc);
 	}
 	t->launch_med_us = dg_median(ldur.a, (int)ldur.n);
 	ivs_free(&d2h);

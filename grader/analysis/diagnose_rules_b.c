@@ -515,7 +515,8 @@ static void trend(const double *v, int n, double *ratio, double *tau)
 }
 
 /* dvfs_throttle: the same ops, steadily slower: compute per step (device
- * kernels, else outermost ops less allocation ops) trending up over the run,
+ * kernels, each name at its fastest in the step times its count; else
+ * outermost ops less allocation ops) trending up over the run,
  * over the steps that run the same ops (another fault's extra ops in a few
  * steps, a recompile's or a storm's, leave those steps out) */
 static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
@@ -537,7 +538,10 @@ static void rule_dvfs(const struct dg_trace *t, struct dg_findings *fs)
 			continue;
 		/* an allocation op's time is the allocator's, not the clock's */
 		double top = st->top_us - st->alloc_us > 0 ? st->top_us - st->alloc_us : st->top_us;
-		v[n] = t->has_device ? st->comp_us : top;
+		/* device compute at its fastest per kernel name: a kernel that one
+		 * late wake or a descheduled worker stretched is no drift (on 5
+		 * steps one such kernel in the middle third hid a 3x ramp) */
+		v[n] = t->has_device ? st->comp_fast_us : top;
 		/* a sleeping loader, a stall or an allocation storm must not
 		 * hide the drift */
 		sd[n] = dg_step_less_waits(t, k);

@@ -93,6 +93,7 @@ struct dopt {
 	int fw_ops, opt_ops, casts, allocs;
 	double launch_us, kern_us, scale;
 	int h2d_block;
+	double first_x; /* the step's first forward kernel takes this many times as long (0: as the others) */
 };
 static int corr = 1;
 static double launch(struct tr *t, double ts, double lus, double kts, double kus, const char *kname)
@@ -130,8 +131,9 @@ static double dstep(struct tr *t, int no, double ts, const struct dopt *o, const
 		ev(t, "cpu_op", i % 2 ? "fl::relu" : "fl::mm", ts, lus + 8, 100, NULL);
 		if (k < ts + 1)
 			k = ts + 1;
-		launch(t, ts + 1, lus, k, kus, i % 2 ? "relu_kernel" : "gemm_kernel");
-		k += kus;
+		double ku = i == 0 && o->first_x > 0 ? kus * o->first_x : kus;
+		launch(t, ts + 1, lus, k, ku, i % 2 ? "relu_kernel" : "gemm_kernel");
+		k += ku;
 		ts += lus + 10;
 	}
 	for (int i = 0; i < o->casts; i++) {
@@ -482,6 +484,27 @@ START_TEST(dvfs_beside_extra_ops)
 }
 END_TEST
 
+/* a clock ramp over 5 steps (1x to 3x) in which one GEMM of each middle step
+ * overran 4x (on the emulated device: a late wake from the pause's sleep):
+ * the middle third's median compute rose to the last step's, yet each
+ * kernel name at its fastest in the step still ramps (a 5-step e2e run read
+ * healthy this way) */
+START_TEST(dvfs_with_overrun_kernels)
+{
+	struct tr t;
+	tr_open(&t, 0);
+	double ts = 1000;
+	for (int s = 2; s < 7; s++) {
+		struct dopt q = {.kern_us = 400, .scale = 1 + 0.5 * (s - 2), .first_x = s == 4 || s == 5 ? 4 : 0};
+		ts = dstep(&t, s, ts, &q, NULL, 0, 0);
+	}
+	tr_close(&t);
+	cJSON *d = diagnose(&t, 1);
+	ck_assert_msg(fl_diagnose_has(d, "dvfs_throttle"), "dvfs_throttle not found beside overrun kernels");
+	cJSON_Delete(d);
+}
+END_TEST
+
 /* short kernels behind long launches, in steps that also allocate for 2.4 ms:
  * the launches' share is of the step less its allocator time */
 START_TEST(launch_beside_allocs)
@@ -565,6 +588,7 @@ int main(void)
 	tcase_add_test(tc, alloc_casts_dvfs);
 	tcase_add_test(tc, unexplained_against_baseline);
 	tcase_add_test(tc, dvfs_beside_extra_ops);
+	tcase_add_test(tc, dvfs_with_overrun_kernels);
 	tcase_add_test(tc, launch_beside_allocs);
 	tcase_add_test(tc, gc_in_compile_steps);
 	suite_add_tcase(s, tc);
