@@ -119,8 +119,9 @@ def crowded(out, stem=None, speed=True):
     machine a core whose physical sibling another guest keeps busy runs the
     GEMM up to twice as long, and its rank poses as a straggler. The run says
     so on stderr and in the truth (each meter on its own: the forward GEMM's
-    and each backward GEMM's); the test reads the truth's verdict. And whatever the cores at the start: another process
-    that kept over half a core busy on average while the window was recorded
+    and each backward GEMM's); the test reads the truth's verdict. And
+    whatever the cores at the start: another process that kept over half a
+    core busy on average while the window was recorded
     (the truth's environment.machine_load.others, the host's busy time less
     the ranks' own, beyond its resolution) took turns with the run's threads:
     a process that began beside a healthy 2-rank run after it had started
